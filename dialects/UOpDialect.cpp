@@ -1,0 +1,315 @@
+//===- UOpDialect.cpp - uop dialect, parsing and verifiers ----------------===//
+
+#include "UOp.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::uop;
+
+#include "UOpDialect.cpp.inc"
+#include "UOpEnums.cpp.inc"
+#define GET_OP_CLASSES
+#include "UOpOps.cpp.inc"
+
+void UOpDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "UOpOps.cpp.inc"
+      >();
+}
+
+Type mlir::uop::boolTensorLike(Type type) {
+  auto bool1 = IntegerType::get(type.getContext(), 1);
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return RankedTensorType::get(tensor.getShape(), bool1);
+  return bool1;
+}
+
+Operation *UOpDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto splat = dyn_cast<SplatElementsAttr>(value);
+  if (!splat || splat.getType() != type)
+    return nullptr;
+  return ConstOp::create(builder, loc, type,
+                         cast<TypedAttr>(splat.getSplatValue<Attribute>()),
+                         StringAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers shared by the verifiers
+//===----------------------------------------------------------------------===//
+
+static std::string shapeString(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(dim);
+  return text + "]";
+}
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+static LogicalResult verifyResultShape(Operation *op, ArrayRef<int64_t> expected) {
+  ArrayRef<int64_t> actual = shapeOf(op->getResult(0));
+  if (actual == expected)
+    return success();
+  return op->emitOpError("result shape ") << shapeString(actual)
+         << " does not match the expected " << shapeString(expected);
+}
+
+/// Axes must each be in [0, rank) and appear once.
+static LogicalResult verifyAxes(Operation *op, ArrayRef<int64_t> axes, int64_t rank) {
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    if (axis < 0 || axis >= rank)
+      return op->emitOpError("axis ") << axis << " is out of range for a rank-"
+                                      << rank << " tensor";
+    if (!seen.insert(axis).second)
+      return op->emitOpError("axis ") << axis << " appears more than once";
+  }
+  return success();
+}
+
+static LogicalResult verifyArity(Operation *op, StringRef name, size_t size, int64_t rank) {
+  if (static_cast<int64_t>(size) == rank)
+    return success();
+  return op->emitOpError() << "`" << name << "` has " << size
+                           << " entries but the source has rank " << rank;
+}
+
+//===----------------------------------------------------------------------===//
+// const
+//===----------------------------------------------------------------------===//
+
+/// Converts a parsed literal to a scalar of `type`; a hex literal for a float
+/// type spells the bits, as in the builtin dialect.
+static FailureOr<TypedAttr> scalarLiteral(Attribute literal, Type type, bool hex,
+                                          llvm::function_ref<InFlightDiagnostic()> error) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    if (auto floating = dyn_cast<FloatAttr>(literal)) {
+      APFloat value = floating.getValue();
+      bool lost;
+      value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      return TypedAttr(FloatAttr::get(floatType, value));
+    }
+    auto integer = dyn_cast<IntegerAttr>(literal);
+    if (!integer)
+      return error() << "expected a number for element type " << type;
+    if (hex) {
+      APInt bits = integer.getValue();
+      if (bits.getActiveBits() > floatType.getWidth())
+        return error() << "hex literal does not fit in " << type;
+      return TypedAttr(FloatAttr::get(
+          floatType, APFloat(floatType.getFloatSemantics(), bits.zextOrTrunc(floatType.getWidth()))));
+    }
+    APFloat value(floatType.getFloatSemantics());
+    value.convertFromAPInt(integer.getValue(), /*isSigned=*/true, APFloat::rmNearestTiesToEven);
+    return TypedAttr(FloatAttr::get(floatType, value));
+  }
+  auto intType = cast<IntegerType>(type);
+  auto integer = dyn_cast<IntegerAttr>(literal);
+  if (!integer)
+    return error() << "expected an integer literal for element type " << type;
+  APInt value = integer.getType().isInteger(1) ? integer.getValue().zext(64)
+                                               : integer.getValue().sextOrTrunc(64);
+  unsigned width = intType.getWidth();
+  bool fits = width == 1 ? value.ule(1)
+              : intType.isUnsigned() ? !value.isNegative() && value.getActiveBits() <= width
+                                     : value.getSignificantBits() <= width;
+  if (!fits)
+    return error() << "literal " << value.getSExtValue() << " does not fit in " << type;
+  return TypedAttr(IntegerAttr::get(intType, value.trunc(width)));
+}
+
+/// Parses `true`, `false`, an integer (decimal or hex) or a float literal,
+/// without the trailing `: type` that a full attribute would take.
+static ParseResult parseScalarLiteral(OpAsmParser &parser, Attribute &literal, bool &hex) {
+  MLIRContext *context = parser.getContext();
+  for (bool value : {true, false})
+    if (succeeded(parser.parseOptionalKeyword(value ? "true" : "false"))) {
+      literal = BoolAttr::get(context, value);
+      return success();
+    }
+  StringRef token = StringRef(parser.getCurrentLocation().getPointer()).ltrim("-");
+  hex = token.starts_with("0x");
+  StringRef digits = token.take_while([](char c) { return llvm::isAlnum(c) || c == '.'; });
+  if (!hex && digits.find_first_of(".eE") != StringRef::npos) {
+    double value;
+    if (parser.parseFloat(value))
+      return failure();
+    literal = FloatAttr::get(Float64Type::get(context), value);
+    return success();
+  }
+  APInt value;
+  if (parser.parseInteger(value))
+    return failure();
+  literal = IntegerAttr::get(IntegerType::get(context, 64),
+                             hex ? value.zextOrTrunc(64) : value.sextOrTrunc(64));
+  return success();
+}
+
+ParseResult ConstOp::parse(OpAsmParser &parser, OperationState &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  Attribute literal;
+  bool hex = false;
+  RankedTensorType type;
+  if (parseScalarLiteral(parser, literal, hex) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
+    return failure();
+  FailureOr<TypedAttr> value = scalarLiteral(literal, type.getElementType(), hex,
+                                             [&] { return parser.emitError(loc); });
+  if (failed(value))
+    return failure();
+  result.addAttribute(getValueAttrName(result.name), *value);
+  result.addTypes(type);
+  return success();
+}
+
+void ConstOp::print(OpAsmPrinter &printer) {
+  printer << ' ';
+  printer.printAttributeWithoutType(getValue());
+  printer.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  printer << " : " << getType();
+}
+
+LogicalResult ConstOp::verify() {
+  Type element = getType().getElementType();
+  if (getValue().getType() != element)
+    return emitOpError("value of type ") << getValue().getType()
+                                         << " does not match the element type " << element;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sources, casts and reduce
+//===----------------------------------------------------------------------===//
+
+LogicalResult IotaOp::verify() {
+  int64_t rank = getType().getRank();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError("axis ") << getAxis() << " is out of range for a rank-" << rank
+                                << " tensor";
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (shapeOf(getSrc()) != shapeOf(getResult()))
+    return emitOpError("changes the shape from ") << shapeString(shapeOf(getSrc())) << " to "
+                                                 << shapeString(shapeOf(getResult()));
+  return success();
+}
+
+LogicalResult BitcastOp::verify() {
+  if (shapeOf(getSrc()) != shapeOf(getResult()))
+    return emitOpError("changes the shape from ") << shapeString(shapeOf(getSrc())) << " to "
+                                                 << shapeString(shapeOf(getResult()));
+  Type from = getSrc().getType().getElementType(), to = getType().getElementType();
+  if (from.getIntOrFloatBitWidth() != to.getIntOrFloatBitWidth())
+    return emitOpError("cannot reinterpret ") << from << " as " << to
+                                              << ": the bit widths differ";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  RankedTensorType source = getSrc().getType();
+  if (failed(verifyAxes(*this, getAxes(), source.getRank())))
+    return failure();
+  if (source.getElementType() != getType().getElementType())
+    return emitOpError("result element type ") << getType().getElementType()
+                                               << " differs from the source's "
+                                               << source.getElementType();
+  SmallVector<int64_t> expected(source.getShape());
+  for (int64_t axis : getAxes())
+    expected[axis] = 1;
+  return verifyResultShape(*this, expected);
+}
+
+//===----------------------------------------------------------------------===//
+// Movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  int64_t from = getSrc().getType().getNumElements(), to = getType().getNumElements();
+  if (from != to)
+    return emitOpError("cannot reshape ") << from << " elements into " << to;
+  return success();
+}
+
+LogicalResult PermuteOp::verify() {
+  ArrayRef<int64_t> source = shapeOf(getSrc());
+  SmallVector<int64_t> sorted(getOrder());
+  llvm::sort(sorted);
+  if (sorted != llvm::to_vector(llvm::seq<int64_t>(0, source.size())))
+    return emitOpError("order ") << shapeString(getOrder()) << " is not a permutation of the "
+                                 << source.size() << " dims";
+  SmallVector<int64_t> expected;
+  for (int64_t axis : getOrder())
+    expected.push_back(source[axis]);
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult ExpandOp::verify() {
+  ArrayRef<int64_t> source = shapeOf(getSrc()), result = shapeOf(getResult());
+  if (source.size() != result.size())
+    return emitOpError("cannot change the rank from ") << source.size() << " to "
+                                                      << result.size();
+  for (auto [axis, from, to] : llvm::enumerate(source, result))
+    if (from != to && from != 1)
+      return emitOpError("cannot expand dim ") << axis << " of size " << from << " to " << to
+                                               << ": only size-1 dims expand";
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> source = shapeOf(getSrc());
+  if (failed(verifyArity(*this, "low", getLow().size(), source.size())) ||
+      failed(verifyArity(*this, "high", getHigh().size(), source.size())))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (auto [axis, dim, low, high] : llvm::enumerate(source, getLow(), getHigh())) {
+    if (low < 0 || high < 0)
+      return emitOpError("padding of dim ") << axis << " is negative";
+    expected.push_back(dim + low + high);
+  }
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult ShrinkOp::verify() {
+  ArrayRef<int64_t> source = shapeOf(getSrc());
+  if (failed(verifyArity(*this, "starts", getStarts().size(), source.size())) ||
+      failed(verifyArity(*this, "ends", getEnds().size(), source.size())))
+    return failure();
+  SmallVector<int64_t> expected;
+  for (auto [axis, dim, start, end] : llvm::enumerate(source, getStarts(), getEnds())) {
+    if (start < 0 || start > end || end > dim)
+      return emitOpError("range [") << start << ", " << end << ") of dim " << axis
+                                    << " is outside [0, " << dim << "]";
+    expected.push_back(end - start);
+  }
+  return verifyResultShape(*this, expected);
+}
+
+LogicalResult FlipOp::verify() {
+  if (failed(verifyAxes(*this, getAxes(), shapeOf(getSrc()).size())))
+    return failure();
+  return verifyResultShape(*this, shapeOf(getSrc()));
+}
+
+//===----------------------------------------------------------------------===//
+// Side effects
+//===----------------------------------------------------------------------===//
+
+void AssignOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void SinkOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get());
+}

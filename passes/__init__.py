@@ -1,0 +1,1 @@
+"""pytc passes."""

@@ -1,0 +1,1 @@
+"""pytc: a tensor compiler on MLIR."""

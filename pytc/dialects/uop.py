@@ -1,0 +1,43 @@
+"""The `uop` dialect: generated op classes, and loading the C++ dialect into a context.
+
+pytc's own contexts (`pytc.dialects.uop.context()`) load it already; a context made
+elsewhere gets it with `pytc.dialects.uop.load_dialect(ctx)`.
+"""
+import ctypes
+import enum
+from pathlib import Path
+
+from mlir import ir
+
+from ._uop_ops_gen import *  # noqa: F403
+from ._uop_ops_gen import _Dialect  # noqa: F401
+
+_library = ctypes.CDLL(str(Path(__file__).resolve().parent.parent / "libpytc_uop.so"))
+_library.pytcLoadUOpDialect.argtypes = [ctypes.c_void_p]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class ReduceKind(enum.IntEnum):
+  """The combiner of `uop.reduce`."""
+  add = 0
+  max = 1
+  mul = 2
+
+
+@ir.register_attribute_builder("UOp_ReduceKind")
+def _reduce_kind(kind: ReduceKind, context: ir.Context | None = None) -> ir.Attribute:
+  return ir.IntegerAttr.get(ir.IntegerType.get_signless(32, context=context), int(kind))
+
+
+def load_dialect(context: ir.Context) -> None:
+  """Load the uop dialect into an `mlir.ir.Context` made outside pytc."""
+  _library.pytcLoadUOpDialect(_capsule_pointer(context._CAPIPtr, b"mlir.ir.Context._CAPIPtr"))
+
+
+def context() -> ir.Context:
+  """A new MLIR context with the uop dialect loaded."""
+  ctx = ir.Context()
+  load_dialect(ctx)
+  return ctx
