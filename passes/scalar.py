@@ -1,0 +1,114 @@
+"""Scalar semantics of the elementwise uop ops, as arith/math ops on one element.
+
+Integers are signless in arith; the signedness of the uop element type (`ui8` vs `i8`, and
+`i1` as unsigned) picks the signed or unsigned arith op.
+"""
+from collections.abc import Callable
+
+from mlir import ir
+from mlir.dialects import arith, math
+
+from pytc.passes import PassError
+
+Lowering = Callable[..., ir.Value]
+
+
+def is_float(t: ir.Type) -> bool: return isinstance(t, ir.FloatType)
+def is_unsigned(t: ir.Type) -> bool: return isinstance(t, ir.IntegerType) and (ir.IntegerType(t).is_unsigned or ir.IntegerType(t).width == 1)
+def width(t: ir.Type) -> int: return ir.FloatType(t).width if is_float(t) else ir.IntegerType(t).width
+
+
+def signless(t: ir.Type) -> ir.Type:
+  """The type arith computes in: unsigned integers become signless of the same width."""
+  return ir.IntegerType.get_signless(width(t)) if isinstance(t, ir.IntegerType) else t
+
+
+def element_type(value: ir.Value) -> ir.Type:
+  return ir.RankedTensorType(value.type).element_type
+
+
+def constant(t: ir.Type, value: float | int | bool) -> ir.Value:
+  """A scalar constant of uop element type `t` (built in its signless form)."""
+  if is_float(t): return arith.constant(t, ir.FloatAttr.get(t, float(value)))
+  bits = width(t)
+  value = int(value) & ((1 << bits) - 1)
+  return arith.constant(signless(t), ir.IntegerAttr.get(signless(t), value - (1 << bits) if bits > 1 and value >> (bits - 1) else value))
+
+
+def constant_from_attr(attr: ir.Attribute) -> ir.Value:
+  if isinstance(attr, ir.FloatAttr): return arith.constant(attr.type, attr)
+  integer = ir.IntegerAttr(attr)
+  return constant(integer.type, integer.value)
+
+
+# uop name: (float lowering, signed integer lowering, unsigned integer lowering)
+BINARY: dict[str, tuple[Lowering | None, Lowering | None, Lowering | None]] = {
+  "uop.add": (arith.addf, arith.addi, arith.addi),
+  "uop.mul": (arith.mulf, arith.muli, arith.muli),
+  "uop.max": (arith.maximumf, arith.maxsi, arith.maxui),
+  "uop.idiv": (None, arith.divsi, arith.divui),
+  "uop.mod": (None, arith.remsi, arith.remui),
+  "uop.and": (None, arith.andi, arith.andi),
+  "uop.or": (None, arith.ori, arith.ori),
+  "uop.xor": (None, arith.xori, arith.xori),
+  "uop.shl": (None, arith.shli, arith.shli),
+  "uop.shr": (None, arith.shrsi, arith.shrui),
+  "uop.pow": (math.powf, None, None),
+}
+
+COMPARE = {
+  "uop.cmplt": (arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt, arith.CmpIPredicate.ult),
+  "uop.cmpne": (arith.CmpFPredicate.UNE, arith.CmpIPredicate.ne, arith.CmpIPredicate.ne),
+  "uop.cmpeq": (arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, arith.CmpIPredicate.eq),
+}
+
+FLOAT_UNARY: dict[str, Lowering] = {
+  "uop.exp2": math.exp2, "uop.log2": math.log2, "uop.sin": math.sin, "uop.sqrt": math.sqrt, "uop.trunc": math.trunc,
+}
+
+
+def _pick(t: ir.Type, choices: tuple) -> object:
+  return choices[0] if is_float(t) else choices[2] if is_unsigned(t) else choices[1]
+
+
+def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
+  """C-style conversion between uop element types; anything to i1 is `x != 0`."""
+  if src == dst: return x
+  if isinstance(dst, ir.IntegerType) and width(dst) == 1:
+    zero = constant(src, 0)
+    return arith.cmpf(arith.CmpFPredicate.UNE, x, zero) if is_float(src) else arith.cmpi(arith.CmpIPredicate.ne, x, zero)
+  if is_float(src) and is_float(dst):
+    if width(src) == width(dst): x, src = arith.extf(ir.F32Type.get(), x), ir.F32Type.get()
+    return arith.extf(dst, x) if width(dst) > width(src) else arith.truncf(dst, x)
+  if is_float(src): return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(signless(dst), x)
+  if is_float(dst): return (arith.uitofp if is_unsigned(src) else arith.sitofp)(dst, x)
+  if width(src) == width(dst): return x
+  if width(dst) < width(src): return arith.trunci(signless(dst), x)
+  return (arith.extui if is_unsigned(src) else arith.extsi)(signless(dst), x)
+
+
+def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
+  """The arith/math value computing one element of the elementwise uop `op`."""
+  name = op.operation.name
+  t = element_type(op.operands[0]) if len(op.operands) else element_type(op.results[0])
+  if name in BINARY:
+    if (lowering := _pick(t, BINARY[name])) is None: raise PassError(op.location, f"{name} has no lowering for {t}")
+    return lowering(*operands)
+  if name in COMPARE:
+    predicate = _pick(t, COMPARE[name])
+    return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
+  if name in FLOAT_UNARY: return FLOAT_UNARY[name](operands[0])
+  if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0), operands[0])
+  if name == "uop.recip": return arith.divf(constant(t, 1.0), operands[0])
+  if name == "uop.where": return arith.select(*operands)
+  if name == "uop.mulacc": return lower_scalar_pair(t, "uop.add", lower_scalar_pair(t, "uop.mul", *operands[:2]), operands[2])
+  if name == "uop.cast": return cast(operands[0], t, element_type(op.results[0]))
+  if name == "uop.bitcast":
+    dst = signless(element_type(op.results[0]))
+    return operands[0] if dst == signless(t) else arith.bitcast(dst, operands[0])
+  if name == "uop.contiguous": return operands[0]
+  raise PassError(op.location, f"{name} is not an elementwise op")
+
+
+def lower_scalar_pair(t: ir.Type, name: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+  return _pick(t, BINARY[name])(lhs, rhs)
