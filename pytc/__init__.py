@@ -1,1 +1,8 @@
-"""pytc: a tensor compiler on MLIR."""
+"""pytc: a tensor compiler on MLIR with tinygrad's Tensor API."""
+from pytc.device import Device
+from pytc.dialects.uop import load_dialect
+from pytc.dtype import dtypes
+from pytc.helpers import GlobalCounters
+from pytc.tensor import Tensor
+
+__all__ = ["Device", "GlobalCounters", "Tensor", "dtypes", "load_dialect"]

@@ -1,0 +1,47 @@
+"""Device names and device buffers: `Device.DEFAULT` is CPU unless PYTC_DEVICE says otherwise."""
+from __future__ import annotations
+
+import os
+
+from pytc.dtype import DType, from_numpy, to_numpy
+from pytc.helpers import prod
+from pytc.runtime import DEVICES, open_device
+
+
+class _Device:
+  def __init__(self) -> None:
+    self._opened: dict[str, object] = {}
+    self.DEFAULT: str = self.canonicalize(os.environ.get("PYTC_DEVICE", "CPU"))
+
+  def canonicalize(self, name: str | None) -> str:
+    """The canonical spelling of a device name; an unknown name raises `ValueError`."""
+    if name is None: return self.DEFAULT
+    base, _, rest = name.partition(":")
+    if base.upper() not in DEVICES:
+      raise ValueError(f"unknown device '{name}' (available: {', '.join(DEVICES)})")
+    return base.upper() + (f":{rest}" if rest else "")
+
+  def __getitem__(self, name: str) -> object:
+    name = self.canonicalize(name)
+    if name not in self._opened: self._opened[name] = open_device(name)
+    return self._opened[name]
+
+
+Device = _Device()
+
+
+class Buffer:
+  """Device memory holding `prod(shape)` elements of `dtype`."""
+  def __init__(self, device: str, dtype: DType, shape: tuple[int, ...]):
+    self.device, self.dtype, self.shape = device, dtype, shape
+    self.raw = Device[device].alloc(prod(shape) * dtype.itemsize)
+
+  @property
+  def address(self) -> int: return self.raw.address
+
+  def copyin(self, array) -> Buffer:
+    self.raw.copyin(memoryview(from_numpy(array, self.dtype)).cast("B"))
+    return self
+
+  def numpy(self):
+    return to_numpy(self.raw.copyout(), self.dtype, self.shape)

@@ -1,0 +1,70 @@
+"""The lazy graph behind a Tensor, and its translation to a `uop` graph function in MLIR."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from pytc.dtype import DType, dtypes
+
+
+@dataclass(frozen=True, eq=False)
+class LazyOp:
+  """One node of the lazy graph: a uop op name (`add`, `const`, ...) or `buffer` for realized data."""
+  op: str
+  dtype: DType
+  shape: tuple[int, ...]
+  device: str
+  srcs: tuple[LazyOp, ...] = ()
+  arg: object = None  # const: the scalar; cast: nothing; buffer: the device buffer
+
+  @property
+  def is_realized(self) -> bool: return self.op == "buffer"
+
+
+def toposort(outputs: list[LazyOp]) -> list[LazyOp]:
+  order, seen, stack = [], set(), [(out, False) for out in reversed(outputs)]
+  while stack:
+    node, expanded = stack.pop()
+    if expanded:
+      order.append(node)
+    elif id(node) not in seen:
+      seen.add(id(node))
+      stack.append((node, True))
+      stack.extend((src, False) for src in reversed(node.srcs))
+  return order
+
+
+def tensor_type(node: LazyOp) -> ir.RankedTensorType:
+  return ir.RankedTensorType.get(list(node.shape), ir.Type.parse(node.dtype.mlir))
+
+
+def _scalar_attr(value: object, dtype: DType) -> ir.Attribute:
+  element = ir.Type.parse(dtype.mlir)
+  if dtype.is_float: return ir.FloatAttr.get(element, float(value))
+  if dtype is dtypes.bool: return ir.BoolAttr.get(bool(value))
+  return ir.IntegerAttr.get(element, int(value))
+
+
+def to_mlir(outputs: list[LazyOp], name: str) -> tuple[ir.Module, list[LazyOp]]:
+  """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }` and the buffer nodes
+  that are its arguments, in order. The text depends only on the graph's structure, not on buffer identity."""
+  nodes = toposort(outputs)
+  inputs = [node for node in nodes if node.is_realized]
+  module = ir.Module.create()
+  with ir.InsertionPoint(module.body):
+    fn = ir.Operation.create("func.func", attributes={
+      "sym_name": ir.StringAttr.get(name),
+      "function_type": ir.TypeAttr.get(ir.FunctionType.get([tensor_type(n) for n in inputs], []))}, regions=1)
+  block = fn.regions[0].blocks.append(*[tensor_type(n) for n in inputs])
+  values: dict[int, ir.Value] = {id(n): arg for n, arg in zip(inputs, block.arguments)}
+  with ir.InsertionPoint(block):
+    for node in nodes:
+      if node.is_realized: continue
+      attributes = {"value": _scalar_attr(node.arg, node.dtype)} if node.op == "const" else {}
+      op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],
+                               operands=[values[id(src)] for src in node.srcs], attributes=attributes)
+      values[id(node)] = op.result
+    ir.Operation.create("uop.sink", operands=[values[id(out)] for out in outputs])
+    ir.Operation.create("func.return")
+  return module, inputs

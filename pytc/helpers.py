@@ -1,0 +1,28 @@
+"""Flags from the environment, counters and small shared utilities."""
+import functools
+import math
+import os
+from typing import TypeVar
+
+T = TypeVar("T", int, float, str)
+
+
+@functools.cache
+def getenv(key: str, default: T = 0) -> T:  # type: ignore[assignment]
+  return type(default)(os.environ.get(key, default))
+
+
+DEBUG: int = getenv("DEBUG", 0)
+
+
+class GlobalCounters:
+  """Process-wide counts, named as tinygrad names them."""
+  kernel_count: int = 0
+  time_sum_s: float = 0.0
+
+  @staticmethod
+  def reset() -> None:
+    GlobalCounters.kernel_count, GlobalCounters.time_sum_s = 0, 0.0
+
+
+def prod(values) -> int: return math.prod(values)

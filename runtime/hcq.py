@@ -1,0 +1,122 @@
+"""Hardware command queues: signals, and command buffers encoded as binary packets.
+
+A queue builder appends packets to a command buffer; `submit` hands the bytes to a device
+queue, whose executor decodes them. Every packet starts with a u32 opcode and a u32 size in
+bytes (header included); all fields are little-endian.
+
+  EXEC       u64 program entry, u64 kernarg address, u32 global[3], u32 local[3]
+  SIGNAL     u64 signal address, u64 value       the signal's value becomes `value`
+  WAIT       u64 signal address, u64 value       stall until the signal's value >= `value`
+  TIMESTAMP  u64 signal address                  the signal's timestamp becomes the queue's clock
+  BARRIER    (no payload)                        writes before are visible to reads after
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import struct
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pytc.helpers import getenv
+
+
+class Op(enum.IntEnum):
+  EXEC = 1
+  SIGNAL = 2
+  WAIT = 3
+  TIMESTAMP = 4
+  BARRIER = 5
+
+
+HEADER = struct.Struct("<II")
+PAYLOADS = {Op.EXEC: struct.Struct("<QQ3I3I"), Op.SIGNAL: struct.Struct("<QQ"), Op.WAIT: struct.Struct("<QQ"),
+            Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<")}
+
+
+class SignalTimeout(TimeoutError):
+  """A wait on a signal ran past its timeout."""
+
+
+class DeviceError(RuntimeError):
+  """The device's queue stopped on an error; the message says which packet and why."""
+
+
+class _SignalMemory(ctypes.Structure):
+  _fields_ = [("value", ctypes.c_uint64), ("timestamp_ns", ctypes.c_uint64)]
+
+
+class Signal:
+  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns)."""
+  def __init__(self, value: int = 0, owner: object | None = None):
+    self._memory = _SignalMemory(value, 0)
+    self.address: int = ctypes.addressof(self._memory)
+    self.owner = owner  # the device whose queue stops on an error: a waiter reports that error
+
+  @property
+  def value(self) -> int: return self._memory.value
+  @value.setter
+  def value(self, value: int) -> None: self._memory.value = value
+  @property
+  def timestamp_ns(self) -> int: return self._memory.timestamp_ns
+
+  def wait(self, value: int, timeout: float | None = None) -> None:
+    """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30)."""
+    timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0) if timeout is None else timeout
+    deadline, spins = time.perf_counter() + timeout, 0
+    while self._memory.value < value:
+      if (error := getattr(self.owner, "error", None)) is not None: raise DeviceError(error)
+      if time.perf_counter() > deadline:
+        raise SignalTimeout(f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}")
+      spins += 1
+      time.sleep(0 if spins < 1000 else 0.0005)
+
+  @staticmethod
+  def memory_at(address: int) -> _SignalMemory:
+    return _SignalMemory.from_address(address)
+
+
+@dataclass(frozen=True)
+class Packet:
+  op: Op
+  fields: tuple[int, ...]
+
+
+class HWQueue:
+  """Builds one command buffer; each method appends a packet and returns the queue for chaining."""
+  def __init__(self) -> None:
+    self._data = bytearray()
+
+  def _add(self, op: Op, *fields: int) -> HWQueue:
+    payload = PAYLOADS[op]
+    self._data += HEADER.pack(op, HEADER.size + payload.size) + payload.pack(*fields)
+    return self
+
+  def exec(self, entry: int, kernargs: int, global_size: tuple[int, int, int] = (1, 1, 1),
+           local_size: tuple[int, int, int] = (1, 1, 1)) -> HWQueue:
+    return self._add(Op.EXEC, entry, kernargs, *global_size, *local_size)
+  def signal(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.SIGNAL, signal.address, value)
+  def wait(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.WAIT, signal.address, value)
+  def timestamp(self, signal: Signal) -> HWQueue: return self._add(Op.TIMESTAMP, signal.address)
+  def memory_barrier(self) -> HWQueue: return self._add(Op.BARRIER)
+
+  def bytes(self) -> bytes: return bytes(self._data)
+
+  def submit(self, queue: object) -> HWQueue:
+    queue.submit(self.bytes())
+    return self
+
+
+def decode(command_buffer: bytes) -> Iterator[Packet]:
+  """The packets of a command buffer; a malformed buffer raises `ValueError` naming the offset."""
+  offset = 0
+  while offset < len(command_buffer):
+    if offset + HEADER.size > len(command_buffer): raise ValueError(f"truncated packet header at byte {offset}")
+    opcode, size = HEADER.unpack_from(command_buffer, offset)
+    if opcode not in Op.__members__.values(): raise ValueError(f"unknown opcode {opcode} at byte {offset}")
+    payload = PAYLOADS[Op(opcode)]
+    if size != HEADER.size + payload.size or offset + size > len(command_buffer):
+      raise ValueError(f"bad size {size} for {Op(opcode).name} at byte {offset}")
+    yield Packet(Op(opcode), payload.unpack_from(command_buffer, offset + HEADER.size))
+    offset += size

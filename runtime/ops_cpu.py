@@ -1,0 +1,95 @@
+"""The CPU device: host memory buffers, JIT-compiled programs, and a compute queue whose worker
+thread executes HCQ command buffers, so the host keeps running while kernels execute."""
+from __future__ import annotations
+
+import ctypes
+import queue
+import threading
+import time
+
+from pytc.helpers import getenv
+from pytc.runtime.hcq import DeviceError, HWQueue, Op, Packet, Signal, SignalTimeout, decode
+
+KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
+
+
+class CPUBuffer:
+  """`nbytes` of zeroed host memory, 64-byte aligned."""
+  def __init__(self, nbytes: int):
+    self.nbytes = nbytes
+    self._memory = (ctypes.c_uint8 * (nbytes + 64))()
+    self.address: int = (ctypes.addressof(self._memory) + 63) & ~63
+
+  def as_memoryview(self) -> memoryview:
+    return memoryview((ctypes.c_uint8 * self.nbytes).from_address(self.address)).cast("B")
+
+  def copyin(self, data: bytes | memoryview) -> None:
+    if len(data) != self.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {self.nbytes}-byte buffer")
+    ctypes.memmove(self.address, bytes(data), self.nbytes)
+
+  def copyout(self) -> bytes: return ctypes.string_at(self.address, self.nbytes)
+
+
+class Kernargs:
+  """The argument block of one launch: a `void*` per argument, each pointing at a slot that holds the value."""
+  def __init__(self, values: list[int]):
+    n = len(values)
+    self._memory = (ctypes.c_uint64 * (2 * n))()
+    base = ctypes.addressof(self._memory)
+    for i, value in enumerate(values): self._memory[i], self._memory[n + i] = base + 8 * (n + i), value
+    self.address: int = base
+
+
+class CPUQueue:
+  """Executes submitted command buffers in order on one worker thread."""
+  def __init__(self, device: CPUDevice, name: str):
+    self.device, self._pending = device, queue.SimpleQueue()
+    self._entries: dict[int, ctypes._CFuncPtr] = {}
+    threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
+
+  def submit(self, command_buffer: bytes) -> None: self._pending.put(command_buffer)
+
+  def _run(self) -> None:
+    while True:
+      command_buffer = self._pending.get()
+      if self.device.error is not None: continue
+      try:
+        for packet in decode(command_buffer): self._execute(packet)
+      except Exception as error:  # the queue stops; waiters on this device's signals raise DeviceError
+        self.device.error = f"{self.device.name} queue stopped: {type(error).__name__}: {error}"
+
+  def _execute(self, packet: Packet) -> None:
+    if packet.op is Op.EXEC:
+      entry, kernargs = packet.fields[:2]
+      if entry not in self._entries: self._entries[entry] = KERNEL_ABI(entry)
+      self._entries[entry](kernargs)
+    elif packet.op is Op.SIGNAL: Signal.memory_at(packet.fields[0]).value = packet.fields[1]
+    elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
+    elif packet.op is Op.WAIT: self._wait(*packet.fields)
+
+  def _wait(self, address: int, value: int) -> None:
+    timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
+    deadline, memory = time.perf_counter() + timeout, Signal.memory_at(address)
+    while memory.value < value:
+      if time.perf_counter() > deadline: raise SignalTimeout(f"WAIT on signal {address:#x} for {value} timed out after {timeout:g} s")
+      time.sleep(0.0001)
+
+
+class CPUDevice:
+  """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions."""
+  def __init__(self, name: str = "CPU"):
+    self.name, self.error = name, None
+    self.compute = CPUQueue(self, "compute")
+    self.timeline, self.timeline_value = Signal(0, owner=self), 0
+
+  def alloc(self, nbytes: int) -> CPUBuffer: return CPUBuffer(nbytes)
+  def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
+  def queue(self) -> HWQueue: return HWQueue()
+
+  def next_timeline_value(self) -> int:
+    self.timeline_value += 1
+    return self.timeline_value
+
+  def synchronize(self, timeout: float | None = None) -> None:
+    self.timeline.wait(self.timeline_value, timeout)
+    if self.error is not None: raise DeviceError(self.error)
