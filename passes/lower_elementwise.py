@@ -10,12 +10,12 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
 from pytc.passes import PassError, register
-from pytc.passes.scalar import constant_from_attr, element_type, lower_scalar, signless
+from pytc.passes.scalar import constant_from_attr, element_type, load, lower_scalar, signless, storage_type, store
 
 
 def memref_of(tensor_type: ir.Type) -> ir.MemRefType:
   tensor = ir.RankedTensorType(tensor_type)
-  return ir.MemRefType.get(tensor.shape, signless(tensor.element_type))
+  return ir.MemRefType.get(tensor.shape, storage_type(tensor.element_type))
 
 
 def graph_parts(fn: func.FuncOp) -> tuple[list[ir.OpView], ir.OpView]:
@@ -53,10 +53,11 @@ def lower_graph(fn: func.FuncOp) -> None:
       point, indices = ir.InsertionPoint.at_block_terminator(body), list(body.arguments)
     else: point, indices = ir.InsertionPoint(entry), []
     with point:
-      scalars = {arg: memref.load(new, indices) for arg, new in zip(fn.arguments, entry.arguments)}
+      scalars = {arg: load(element_type(arg), memref.load(new, indices)) for arg, new in zip(fn.arguments, entry.arguments)}
       for op in ops:
         with op.location: scalars[op.results[0]] = lower_op(op, [scalars[v] for v in op.operands], indices)
-      for value, out in zip(outputs, entry.arguments[len(inputs):]): memref.store(scalars[value], out, indices)
+      for value, out in zip(outputs, entry.arguments[len(inputs):]):
+        memref.store(store(element_type(value), scalars[value]), out, indices)
     func.ReturnOp([])
   kernel.attributes["pytc.kernel"] = ir.UnitAttr.get()
   fn.operation.erase()

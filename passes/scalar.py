@@ -23,6 +23,19 @@ def signless(t: ir.Type) -> ir.Type:
   return ir.IntegerType.get_signless(width(t)) if isinstance(t, ir.IntegerType) else t
 
 
+def storage_type(t: ir.Type) -> ir.Type:
+  """The element type of a buffer holding `t`: signless, with booleans stored as bytes."""
+  return ir.IntegerType.get_signless(8) if isinstance(t, ir.IntegerType) and width(t) == 1 else signless(t)
+
+
+def load(t: ir.Type, stored: ir.Value) -> ir.Value:
+  return arith.trunci(signless(t), stored) if storage_type(t) != signless(t) else stored
+
+
+def store(t: ir.Type, value: ir.Value) -> ir.Value:
+  return arith.extui(storage_type(t), value) if storage_type(t) != signless(t) else value
+
+
 def element_type(value: ir.Value) -> ir.Type:
   return ir.RankedTensorType(value.type).element_type
 

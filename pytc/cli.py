@@ -1,0 +1,47 @@
+"""pytc: information about the installation, and compiling a uop graph file to its kernel IR."""
+import argparse
+import sys
+from importlib.metadata import version
+
+from mlir import ir
+
+from pytc.compiler import CPU_PIPELINE, GRAPH_PIPELINE, context, run_pipeline
+from pytc.runtime import DEVICES
+
+
+def compile_file(path: str, stage: str) -> int:
+  try:
+    text = sys.stdin.read() if path == "-" else open(path).read()
+  except OSError as error:
+    print(f"pytc: error: cannot read '{path}': {error.strerror}", file=sys.stderr)
+    return 1
+  with context():
+    try:
+      module = ir.Module.parse(text)
+      run_pipeline(module, GRAPH_PIPELINE)
+      if stage == "llvm": run_pipeline(module, CPU_PIPELINE)
+    except ir.MLIRError as error:
+      print(f"pytc: error: {error}", file=sys.stderr)
+      return 1
+    print(module)
+  return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+  parser = argparse.ArgumentParser(prog="pytc", description="pytc, a tensor compiler on MLIR.")
+  parser.add_argument("--version", action="version", version=f"pytc {version('pytc')}")
+  commands = parser.add_subparsers(dest="command", required=True)
+  commands.add_parser("devices", help="list the devices this build can run on")
+  compile_parser = commands.add_parser("compile", help="compile a uop graph (.mlir) for the CPU and print the result")
+  compile_parser.add_argument("input", help="a module with a uop graph function ('-' for stdin)")
+  compile_parser.add_argument("--stage", choices=["kernel", "llvm"], default="kernel",
+                              help="kernel: scf/memref/arith kernels (default); llvm: the LLVM dialect the JIT takes")
+  args = parser.parse_args(argv)
+  if args.command == "devices":
+    print("\n".join(DEVICES))
+    return 0
+  return compile_file(args.input, args.stage)
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,110 @@
+"""The CPU HCQ queue: packet encoding, ordering through signals, asynchrony and timeouts."""
+import ctypes
+import threading
+import time
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from pytc.compiler import compile_graph, context
+from pytc.dtype import dtypes
+from pytc.graph import LazyOp, to_mlir
+from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
+from pytc.runtime.hcq import Op, decode
+from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, Kernargs
+
+
+def add_one_kernel(n: int):
+  """A compiled `out = x + 1` over n float32 and its argument layout (x, out)."""
+  x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
+  graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
+  with context(), ir.Location.unknown():
+    module, _ = to_mlir([graph], f"add_one_{n}")
+    return compile_graph(module, f"add_one_{n}")
+
+
+def float_buffer(values) -> CPUBuffer:
+  array = np.asarray(values, dtype=np.float32)
+  buffer = CPUBuffer(array.nbytes)
+  buffer.copyin(array.tobytes())
+  return buffer
+
+
+def read(buffer: CPUBuffer) -> np.ndarray: return np.frombuffer(buffer.copyout(), dtype=np.float32)
+
+
+def test_packets_round_trip():
+  signal = Signal()
+  q = HWQueue().timestamp(signal).exec(0x1000, 0x2000, (4, 1, 1), (1, 1, 1)).memory_barrier().wait(signal, 3).signal(signal, 7)
+  packets = list(decode(q.bytes()))
+  assert [p.op for p in packets] == [Op.TIMESTAMP, Op.EXEC, Op.BARRIER, Op.WAIT, Op.SIGNAL]
+  assert packets[1].fields == (0x1000, 0x2000, 4, 1, 1, 1, 1, 1)
+  assert packets[3].fields == (signal.address, 3) and packets[4].fields == (signal.address, 7)
+
+
+@pytest.mark.parametrize("corrupt, message", [(lambda b: b[:-3], "bad size"), (lambda b: b"\x63" + b[1:], "unknown opcode"),
+                                              (lambda b: b[:5], "truncated")])
+def test_malformed_command_buffer_is_rejected(corrupt, message):
+  with pytest.raises(ValueError, match=message): list(decode(corrupt(HWQueue().signal(Signal(), 1).bytes())))
+
+
+def test_exec_signal_and_timestamps():
+  device, program = CPUDevice(), add_one_kernel(4)
+  x, out = float_buffer([1, 2, 3, 4]), CPUBuffer(16)
+  args, began, ended, done = Kernargs([x.address, out.address]), device.new_signal(), device.new_signal(), device.new_signal()
+  device.queue().timestamp(began).exec(program.entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
+  done.wait(1, timeout=10)
+  assert read(out).tolist() == [2, 3, 4, 5]
+  assert 0 < began.timestamp_ns <= ended.timestamp_ns
+
+
+def test_two_command_buffers_ordered_by_wait_and_signal():
+  """The first-submitted buffer waits for a signal that the second one sets, so it runs second."""
+  producer, consumer = CPUDevice(), CPUDevice()
+  program = add_one_kernel(4)
+  x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
+  ready, done = producer.new_signal(), consumer.new_signal()
+  consume, produce = Kernargs([y.address, z.address]), Kernargs([x.address, y.address])
+  consumer.queue().wait(ready, 1).exec(program.entry, consume.address).signal(done, 1).submit(consumer.compute)
+  time.sleep(0.05)
+  assert done.value == 0  # still waiting: y is not produced yet
+  producer.queue().exec(program.entry, produce.address).signal(ready, 1).submit(producer.compute)
+  done.wait(1, timeout=10)
+  assert read(z).tolist() == [2, 2, 2, 2]  # z = (x + 1) + 1: the consumer saw the producer's result
+
+
+def test_host_keeps_running_while_the_queue_executes():
+  device = CPUDevice()
+  gate, done = Signal(), device.new_signal()
+  device.queue().wait(gate, 1).signal(done, 1).submit(device.compute)
+  host_work = sum(range(10000))  # the host is free while the queue is blocked on `gate`
+  assert done.value == 0 and host_work == 49995000
+  threading.Timer(0.02, lambda: setattr(gate, "value", 1)).start()
+  done.wait(1, timeout=10)
+  assert done.value == 1
+
+
+def test_host_wait_times_out_with_a_clear_error():
+  signal = Signal()
+  with pytest.raises(SignalTimeout, match="still 0 after 0.05 s waiting for 1"): signal.wait(1, timeout=0.05)
+
+
+def test_queue_wait_timeout_stops_the_device(monkeypatch):
+  monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
+  from pytc.helpers import getenv
+  getenv.cache_clear()
+  try:
+    device = CPUDevice()
+    never, done = Signal(), device.new_signal()
+    device.queue().wait(never, 1).signal(done, 1).submit(device.compute)
+    with pytest.raises(DeviceError, match="WAIT on signal .* timed out"): done.wait(1, timeout=10)
+  finally:
+    monkeypatch.undo()
+    getenv.cache_clear()
+
+
+def test_kernargs_layout():
+  args = Kernargs([0xAA, 0xBB])
+  words = (ctypes.c_uint64 * 4).from_address(args.address)
+  assert words[2:] == [0xAA, 0xBB] and words[0] == args.address + 16 and words[1] == args.address + 24

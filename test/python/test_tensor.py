@@ -1,0 +1,124 @@
+"""The Tensor frontend: creation, same-shape elementwise math against NumPy, realize and errors."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pytc import Device, GlobalCounters, Tensor, dtypes
+from pytc import compiler
+
+rng = np.random.default_rng(0)
+A = rng.standard_normal((3, 5)).astype(np.float32)
+B = rng.standard_normal((3, 5)).astype(np.float32) + 3
+
+
+def test_from_list_and_ndarray():
+  assert Tensor([1.0, 2.0]).dtype == dtypes.float32 and Tensor([1, 2]).dtype == dtypes.int32
+  assert Tensor([True, False]).dtype == dtypes.bool
+  assert Tensor([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+  assert Tensor(np.arange(6, dtype=np.int16).reshape(2, 3)).dtype == dtypes.int16
+  np.testing.assert_array_equal(Tensor(A).numpy(), A)
+  assert Tensor(2.5).item() == 2.5 and Tensor(3).shape == ()
+
+
+@pytest.mark.parametrize("name, fn", [
+  ("add", lambda a, b: a + b), ("sub", lambda a, b: a - b), ("mul", lambda a, b: a * b), ("div", lambda a, b: a / b),
+  ("neg", lambda a, b: -a), ("maximum", lambda a, b: a.maximum(b) if isinstance(a, Tensor) else np.maximum(a, b)),
+  ("minimum", lambda a, b: a.minimum(b) if isinstance(a, Tensor) else np.minimum(a, b)),
+  ("scalar_rhs", lambda a, b: a * 2 + 1), ("scalar_lhs", lambda a, b: 2 - a), ("rdiv", lambda a, b: 1 / b),
+  ("chain", lambda a, b: (a * b + a) * 0.5 - b),
+])
+def test_elementwise_matches_numpy(name, fn):
+  np.testing.assert_allclose(fn(Tensor(A), Tensor(B)).numpy(), fn(A, B), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+  ("exp2", Tensor.exp2, np.exp2), ("log2", Tensor.log2, np.log2), ("sqrt", Tensor.sqrt, np.sqrt), ("sin", Tensor.sin, np.sin),
+  ("exp", Tensor.exp, np.exp), ("log", Tensor.log, np.log), ("reciprocal", Tensor.reciprocal, np.reciprocal),
+  ("relu", Tensor.relu, lambda x: np.maximum(x, 0)), ("sigmoid", Tensor.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+  ("abs", Tensor.abs, np.abs), ("trunc", Tensor.trunc, np.trunc), ("cos", Tensor.cos, np.cos),
+])
+def test_unary_matches_numpy(name, ours, theirs):
+  x = np.abs(B) if name in ("log2", "log", "sqrt") else A
+  np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(x), rtol=1e-5, atol=1e-6)
+
+
+def test_comparisons_and_where():
+  a, b = Tensor(A), Tensor(B - 3)
+  np.testing.assert_array_equal((a < b).numpy(), A < B - 3)
+  np.testing.assert_array_equal((a > b).numpy(), A > B - 3)
+  np.testing.assert_array_equal((a == a).numpy(), np.ones_like(A, dtype=bool))
+  np.testing.assert_array_equal((a != b).numpy(), A != B - 3)
+  np.testing.assert_array_equal((a >= 0).numpy(), A >= 0)
+  np.testing.assert_allclose((a < b).where(a, b).numpy(), np.where(A < B - 3, A, B - 3))
+
+
+@pytest.mark.parametrize("dtype", [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint32,
+                                   dtypes.float16, dtypes.float64])
+def test_dtypes_round_trip_and_add(dtype):
+  values = np.array([[1, 2, 3], [4, 5, 100]], dtype=dtype.numpy)
+  t = Tensor(values, dtype=dtype)
+  assert t.dtype == dtype
+  np.testing.assert_array_equal((t + t).numpy(), values + values)
+
+
+def test_integer_and_unsigned_semantics():
+  u = Tensor(np.array([250, 3], dtype=np.uint8))
+  np.testing.assert_array_equal((u + 10).numpy(), np.array([4, 13], dtype=np.uint8))  # wraps like uint8
+  assert (u > 100).tolist() == [True, False]  # unsigned comparison
+  assert (Tensor([-7, 7]) * 3).tolist() == [-21, 21]
+
+
+def test_casts():
+  x = Tensor([-1.7, 0.0, 2.9])
+  assert x.cast(dtypes.int32).tolist() == [-1, 0, 2]
+  assert x.cast(dtypes.bool).tolist() == [True, False, True]
+  assert Tensor([1, 0]).cast(dtypes.float32).tolist() == [1.0, 0.0]
+  assert Tensor([1.0]).bitcast(dtypes.int32).tolist() == [0x3F800000]
+
+
+def test_bfloat16_arithmetic():
+  x = Tensor([1.5, -2.25, 3.0], dtype=dtypes.bfloat16)
+  assert (x * 2).numpy().tolist() == [3.0, -4.5, 6.0]
+
+
+def test_realize_runs_one_kernel_and_caches_the_program():
+  x, y = Tensor(A), Tensor(B)
+  GlobalCounters.reset()
+  first = ((x + y) * y).realize()
+  programs = len(compiler._programs)
+  x2, y2 = Tensor(B), Tensor(A)  # new buffers, same structure: no new compile
+  second = ((x2 + y2) * y2).realize()
+  assert GlobalCounters.kernel_count == 2 and len(compiler._programs) == programs
+  np.testing.assert_allclose(first.numpy(), (A + B) * B, rtol=1e-6)
+  np.testing.assert_allclose(second.numpy(), (B + A) * A, rtol=1e-6)
+
+
+def test_realize_several_outputs_in_one_kernel():
+  x = Tensor(A)
+  s, p = x + 1, x * 2
+  GlobalCounters.reset()
+  s.realize(p)
+  assert GlobalCounters.kernel_count == 1
+  np.testing.assert_allclose(s.numpy(), A + 1)
+  np.testing.assert_allclose(p.numpy(), A * 2)
+
+
+def test_errors_are_clear():
+  with pytest.raises(ValueError, match=r"shapes \(2,\) and \(3,\) differ"): Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])
+  with pytest.raises(ValueError, match="unknown device 'TPU'"): Tensor([1.0], device="TPU")
+  with pytest.raises(TypeError, match="cannot make a Tensor from str"): Tensor("abc")
+  with pytest.raises(ValueError, match="one element"): Tensor([1.0, 2.0]).item()
+
+
+def test_device_default_is_cpu():
+  assert Device.DEFAULT == "CPU" and Tensor([1.0]).device == "CPU"
+
+
+def test_debug2_shows_the_kernel_launched_through_the_cpu_queue():
+  code = "from pytc import Tensor; print((Tensor([1.,2.])+Tensor([3.,4.])).numpy())"
+  out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, capture_output=True, text=True, check=True)
+  assert out.stdout.splitlines()[-1] == "[4. 6.]"
+  assert out.stdout.startswith("*** CPU") and "E_2" in out.stdout and "realize: 1 kernel" in out.stdout
