@@ -102,27 +102,30 @@ static FailureOr<TypedAttr> scalarLiteral(Attribute literal, Type type, bool hex
       return error() << "expected a number for element type " << type;
     if (hex) {
       APInt bits = integer.getValue();
+      if (bits.isNegative())
+        return error() << "hex literal for " << type << " cannot be negative";
       if (bits.getActiveBits() > floatType.getWidth())
         return error() << "hex literal does not fit in " << type;
       return TypedAttr(FloatAttr::get(
           floatType, APFloat(floatType.getFloatSemantics(), bits.zextOrTrunc(floatType.getWidth()))));
     }
     APFloat value(floatType.getFloatSemantics());
-    value.convertFromAPInt(integer.getValue(), /*isSigned=*/true, APFloat::rmNearestTiesToEven);
+    value.convertFromAPInt(integer.getValue(), /*isSigned=*/!integer.getType().isInteger(1),
+                           APFloat::rmNearestTiesToEven);
     return TypedAttr(FloatAttr::get(floatType, value));
   }
   auto intType = cast<IntegerType>(type);
   auto integer = dyn_cast<IntegerAttr>(literal);
   if (!integer)
     return error() << "expected an integer literal for element type " << type;
-  APInt value = integer.getType().isInteger(1) ? integer.getValue().zext(64)
-                                               : integer.getValue().sextOrTrunc(64);
+  APInt value = integer.getType().isInteger(1) ? integer.getValue().zext(64) : integer.getValue();
   unsigned width = intType.getWidth();
   bool fits = width == 1 ? value.ule(1)
               : intType.isUnsigned() ? !value.isNegative() && value.getActiveBits() <= width
                                      : value.getSignificantBits() <= width;
   if (!fits)
-    return error() << "literal " << value.getSExtValue() << " does not fit in " << type;
+    return error() << "literal " << llvm::toString(value, 10, /*Signed=*/true)
+                   << " does not fit in " << type;
   return TypedAttr(IntegerAttr::get(intType, value.trunc(width)));
 }
 
@@ -148,8 +151,10 @@ static ParseResult parseScalarLiteral(OpAsmParser &parser, Attribute &literal, b
   APInt value;
   if (parser.parseInteger(value))
     return failure();
-  literal = IntegerAttr::get(IntegerType::get(context, 64),
-                             hex ? value.zextOrTrunc(64) : value.sextOrTrunc(64));
+  // The parser returns a signed value wide enough to hold the literal; keep all
+  // of its bits so that out-of-range literals are reported, not truncated.
+  value = value.sext(std::max(64u, value.getBitWidth()));
+  literal = IntegerAttr::get(IntegerType::get(context, value.getBitWidth()), value);
   return success();
 }
 

@@ -49,7 +49,8 @@ static OpFoldResult splatResult(Operation *op, Attribute scalar) {
 }
 
 /// Folds an elementwise op whose operands are all splat constants, computing
-/// floats in double precision and integers at their own width.
+/// floats in double precision and integers at their own width (i1 as unsigned:
+/// true > false).
 static OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands, FloatFn onFloat,
                                     IntFn onInt) {
   SmallVector<Attribute> scalars;
@@ -68,7 +69,9 @@ static OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands,
   SmallVector<APInt> values;
   for (Attribute scalar : scalars)
     values.push_back(cast<IntegerAttr>(scalar).getValue());
-  std::optional<APInt> result = onInt(values, cast<IntegerAttr>(scalars[0]).getType().isUnsignedInteger());
+  Type operandElement = cast<IntegerAttr>(scalars[0]).getType();
+  bool isUnsigned = operandElement.isUnsignedInteger() || operandElement.isInteger(1);
+  std::optional<APInt> result = onInt(values, isUnsigned);
   return result ? splatResult(op, IntegerAttr::get(resultElement, *result)) : OpFoldResult();
 }
 

@@ -27,19 +27,27 @@ def graph_parts(fn: func.FuncOp) -> tuple[list[ir.OpView], ir.OpView]:
   return [op for op in ops[:-1] if op.operation.name != "uop.sink"], sinks[0]
 
 
-def check_shapes(fn: func.FuncOp, values: list[ir.Value], shape: list[int]) -> None:
-  for value in values:
+NOT_ELEMENTWISE = {"uop.reshape", "uop.permute", "uop.expand", "uop.pad", "uop.shrink", "uop.flip", "uop.reduce",
+                   "uop.copy", "uop.assign"}
+
+
+def check_elementwise(fn: func.FuncOp, ops: list[ir.OpView], outputs: list[ir.Value]) -> list[int]:
+  """The one shape every value has; movement ops, reductions and mixed shapes are rejected."""
+  shape = list(ir.RankedTensorType(outputs[0].type).shape)
+  for op in ops:
+    if op.operation.name in NOT_ELEMENTWISE:
+      raise PassError(op.location, f"{op.operation.name} is not elementwise: it needs the scheduling passes")
+  for value in [*fn.arguments, *outputs]:
     if list(ir.RankedTensorType(value.type).shape) != shape:
-      raise PassError(value.owner.location if isinstance(value, ir.OpResult) else fn.location,
-                      f"pytc-lower-elementwise needs every value to have shape {shape}, got {value.type}")
+      raise PassError(fn.location, f"pytc-lower-elementwise needs every value to have shape {shape}, got {value.type}")
+  return shape
 
 
 def lower_graph(fn: func.FuncOp) -> None:
   ops, sink = graph_parts(fn)
   outputs = list(sink.operands)
   if not outputs: raise PassError(sink.location, "uop.sink has no operands: nothing to compute")
-  shape = list(ir.RankedTensorType(outputs[0].type).shape)
-  check_shapes(fn, [*fn.arguments, *(r for op in ops for r in op.results)], shape)
+  shape = check_elementwise(fn, ops, outputs)
   inputs = [memref_of(arg.type) for arg in fn.arguments]
   with fn.location, ir.InsertionPoint(fn):
     kernel = func.FuncOp(fn.sym_name.value, (inputs + [memref_of(v.type) for v in outputs], []))

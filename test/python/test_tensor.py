@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from pytc import Device, GlobalCounters, Tensor, dtypes
-from pytc import compiler
+from pytc import Device, GlobalCounters, Tensor, compiler, dtypes
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((3, 5)).astype(np.float32)
