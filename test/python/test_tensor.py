@@ -116,8 +116,8 @@ def test_device_default_is_cpu():
   assert Device.DEFAULT == "CPU" and Tensor([1.0]).device == "CPU"
 
 
-def test_debug2_shows_the_kernel_launched_through_the_cpu_queue():
+def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   code = "from pytc import Tensor; print((Tensor([1.,2.])+Tensor([3.,4.])).numpy())"
-  out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, capture_output=True, text=True, check=True)
+  out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, cwd=tmp_path, capture_output=True, text=True, check=True)
   assert out.stdout.splitlines()[-1] == "[4. 6.]"
   assert out.stdout.startswith("*** CPU") and "E_2" in out.stdout and "realize: 1 kernel" in out.stdout
