@@ -5,6 +5,7 @@ registered function takes the module operation (and the pass options as keyword 
 rewrites it in place, raising `PassError` on input it cannot handle.
 """
 import importlib
+import inspect
 import pkgutil
 import re
 from collections.abc import Callable
@@ -70,12 +71,16 @@ def split_top_level(text: str) -> list[str]:
   return [part for part in [*parts, text[start:].strip()] if part]
 
 
-def parse_options(text: str, argument: str) -> dict[str, str]:
+def parse_options(text: str, info: PassInfo) -> dict[str, str]:
+  """`key=value key2=value2` checked against the keyword parameters of the pass function."""
+  known = list(inspect.signature(info.run).parameters)[1:]
   options = {}
   for item in text.split():
     key, eq, value = item.partition("=")
-    if not eq: raise PipelineError(f"option '{item}' of {argument} is not key=value")
-    options[key.replace("-", "_")] = value
+    if not eq: raise PipelineError(f"option '{item}' of {info.argument} is not key=value")
+    if (key := key.replace("-", "_")) not in known:
+      raise PipelineError(f"{info.argument} has no option '{key}' (options: {', '.join(known) or 'none'})")
+    options[key] = value
   return options
 
 
@@ -88,7 +93,7 @@ def add_pipeline(pm: PassManager, pipeline: str) -> None:
     if (info := PASSES.get(name)) is not None:
       options = re.fullmatch(re.escape(name) + r"(?:\{(.*)\})?", element, re.S)
       if options is None: raise PipelineError(f"malformed pass '{element}'")
-      pm.add(_as_mlir_pass(info, parse_options(options.group(1) or "", name)), name=name, argument=name,
+      pm.add(_as_mlir_pass(info, parse_options(options.group(1) or "", info)), name=name, argument=name,
              description=info.description)
       continue
     if nested := [p for p in PASSES if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", element)]:
