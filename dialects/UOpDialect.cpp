@@ -195,24 +195,25 @@ LogicalResult ConstOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult IotaOp::verify() {
-  int64_t rank = getType().getRank();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError("axis ") << getAxis() << " is out of range for a rank-" << rank
-                                << " tensor";
+  int64_t rank = getType().getRank(), axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is out of range for a rank-" << rank << " tensor";
   return success();
 }
 
-LogicalResult CastOp::verify() {
-  if (shapeOf(getSrc()) != shapeOf(getResult()))
-    return emitOpError("changes the shape from ") << shapeString(shapeOf(getSrc())) << " to "
-                                                 << shapeString(shapeOf(getResult()));
+/// Casts convert each element: the shape stays.
+static LogicalResult verifySameShape(Operation *op) {
+  ArrayRef<int64_t> from = shapeOf(op->getOperand(0)), to = shapeOf(op->getResult(0));
+  if (from != to)
+    return op->emitOpError("changes the shape from ") << shapeString(from) << " to " << shapeString(to);
   return success();
 }
+
+LogicalResult CastOp::verify() { return verifySameShape(*this); }
 
 LogicalResult BitcastOp::verify() {
-  if (shapeOf(getSrc()) != shapeOf(getResult()))
-    return emitOpError("changes the shape from ") << shapeString(shapeOf(getSrc())) << " to "
-                                                 << shapeString(shapeOf(getResult()));
+  if (failed(verifySameShape(*this)))
+    return failure();
   Type from = getSrc().getType().getElementType(), to = getType().getElementType();
   if (from.getIntOrFloatBitWidth() != to.getIntOrFloatBitWidth())
     return emitOpError("cannot reinterpret ") << from << " as " << to
