@@ -292,7 +292,10 @@ LogicalResult ShrinkOp::verify() {
     return failure();
   SmallVector<int64_t> expected;
   for (auto [axis, dim, start, end] : llvm::enumerate(source, getStarts(), getEnds())) {
-    if (start < 0 || start > end || end > dim)
+    if (start > end)
+      return emitOpError("range [") << start << ", " << end << ") of dim " << axis
+                                    << " starts after it ends";
+    if (start < 0 || end > dim)
       return emitOpError("range [") << start << ", " << end << ") of dim " << axis
                                     << " is outside [0, " << dim << "]";
     expected.push_back(end - start);

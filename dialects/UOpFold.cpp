@@ -154,8 +154,14 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+/// A constant placed on a device folds to `[splat, device]`, so that equal
+/// constants on different devices stay apart and the folders, which take only
+/// splat attributes, leave the ops that use it (and its placement) alone.
 OpFoldResult ConstOp::fold(FoldAdaptor) {
-  return DenseElementsAttr::get(getType(), Attribute(getValue()));
+  Attribute splat = DenseElementsAttr::get(getType(), Attribute(getValue()));
+  if (StringAttr device = getDeviceAttr())
+    return ArrayAttr::get(getContext(), {splat, device});
+  return splat;
 }
 
 //===----------------------------------------------------------------------===//

@@ -128,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
   except OSError as error:
     print(f"pytc-opt: error: cannot read '{filename}': {error.strerror}", file=sys.stderr)
     return 1
+  except UnicodeDecodeError as error:
+    print(f"pytc-opt: error: '{filename}' is not UTF-8 text (byte {error.start})", file=sys.stderr)
+    return 1
   chunks, failed, outputs = _split(source) if args.split_input_file else [(0, source)], False, []
   for first_line, chunk in chunks:
     text = "\n" * first_line + chunk  # keep the input's line numbers in diagnostics
@@ -147,7 +150,11 @@ def main(argv: list[str] | None = None) -> int:
   output = "// -----\n".join(outputs)
   if args.output == "-": sys.stdout.write(output)
   else:
-    with open(args.output, "w") as f: f.write(output)
+    try:
+      with open(args.output, "w") as f: f.write(output)
+    except OSError as error:
+      print(f"pytc-opt: error: cannot write '{args.output}': {error.strerror}", file=sys.stderr)
+      return 1
   return 1 if failed else 0
 
 
