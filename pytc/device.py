@@ -36,6 +36,9 @@ class Buffer:
     self.device, self.dtype, self.shape = device, dtype, shape
     self.raw = Device[device].alloc(prod(shape) * dtype.itemsize)
 
+  def __del__(self) -> None:
+    if (device := Device._opened.get(self.device)) is not None: device.free(self.raw)
+
   @property
   def address(self) -> int: return self.raw.address
 
@@ -44,4 +47,4 @@ class Buffer:
     return self
 
   def numpy(self):
-    return to_numpy(self.raw.copyout(), self.dtype, self.shape)
+    return to_numpy(self.raw.as_memoryview(), self.dtype, self.shape)

@@ -57,7 +57,7 @@ class dtypes:
     raise TypeError(f"cannot make a tensor element from {type(value).__name__} {value!r}")
 
 
-def to_numpy(data: bytes, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
+def to_numpy(data: bytes | memoryview, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
   array = np.frombuffer(data, dtype=dtype.numpy).reshape(shape)
   if dtype is dtypes.bfloat16: return (array.astype(np.uint32) << 16).view(np.float32)
   return array.copy()

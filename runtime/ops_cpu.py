@@ -7,6 +7,8 @@ import queue
 import threading
 import time
 
+import numpy as np
+
 from pytc.helpers import getenv
 from pytc.runtime.hcq import DeviceError, HWQueue, Op, Packet, Signal, SignalTimeout, decode
 
@@ -14,20 +16,20 @@ KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **
 
 
 class CPUBuffer:
-  """`nbytes` of zeroed host memory, 64-byte aligned."""
+  """`nbytes` of host memory, 64-byte aligned (uninitialized, like device memory)."""
   def __init__(self, nbytes: int):
     self.nbytes = nbytes
-    self._memory = (ctypes.c_uint8 * (nbytes + 64))()
-    self.address: int = (ctypes.addressof(self._memory) + 63) & ~63
+    self._memory = np.empty(nbytes + 64, dtype=np.uint8)
+    self.address: int = (self._memory.ctypes.data + 63) & ~63
 
   def as_memoryview(self) -> memoryview:
     return memoryview((ctypes.c_uint8 * self.nbytes).from_address(self.address)).cast("B")
 
   def copyin(self, data: bytes | memoryview) -> None:
     if len(data) != self.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {self.nbytes}-byte buffer")
-    ctypes.memmove(self.address, bytes(data), self.nbytes)
+    self.as_memoryview()[:] = data
 
-  def copyout(self) -> bytes: return ctypes.string_at(self.address, self.nbytes)
+  def copyout(self) -> bytes: return self.as_memoryview().tobytes()
 
 
 class Kernargs:
@@ -81,8 +83,13 @@ class CPUDevice:
     self.name, self.error = name, None
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
+    self._free_buffers: dict[int, list[CPUBuffer]] = {}
 
-  def alloc(self, nbytes: int) -> CPUBuffer: return CPUBuffer(nbytes)
+  def alloc(self, nbytes: int) -> CPUBuffer:
+    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
+    return cached.pop() if (cached := self._free_buffers.get(nbytes)) else CPUBuffer(nbytes)
+
+  def free(self, buffer: CPUBuffer) -> None: self._free_buffers.setdefault(buffer.nbytes, []).append(buffer)
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
   def queue(self) -> HWQueue: return HWQueue()
 

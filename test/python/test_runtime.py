@@ -108,3 +108,11 @@ def test_kernargs_layout():
   args = Kernargs([0xAA, 0xBB])
   words = (ctypes.c_uint64 * 4).from_address(args.address)
   assert words[2:] == [0xAA, 0xBB] and words[0] == args.address + 16 and words[1] == args.address + 24
+
+
+def test_freed_buffers_are_reused_by_size():
+  device = CPUDevice()
+  first = device.alloc(4096)
+  device.free(first)
+  assert device.alloc(4096) is first and device.alloc(4096) is not first
+  assert device.alloc(64) is not first
