@@ -1,6 +1,7 @@
 """The compile driver: a `uop` graph module through pytc's pipeline and the CPU target to a JIT'd kernel."""
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -39,9 +40,12 @@ class Program:
 _programs: dict[str, Program] = {}
 
 
-def run_pipeline(module: ir.Module, pipeline: str) -> None:
+def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
+  """Run `pipeline` on `module`; with PYTC_DUMP=dir the IR after every pass goes under dir/dump_name."""
   pm = pass_manager(pipeline, module.context)
-  if dump := getenv("PYTC_DUMP", ""): pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump)
+  if dump := getenv("PYTC_DUMP", ""):
+    os.makedirs(directory := os.path.join(dump, dump_name), exist_ok=True)
+    pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=directory)
   pm.run(module.operation)
 
 
@@ -50,10 +54,10 @@ def compile_graph(module: ir.Module, name: str) -> Program:
   key = str(module)
   if (program := _programs.get(key)) is not None: return program
   start = time.perf_counter()
-  run_pipeline(module, GRAPH_PIPELINE)
+  run_pipeline(module, GRAPH_PIPELINE, f"{name}/1-graph")
   kernel_ir = str(module)
   if DEBUG >= 4: print(kernel_ir)
-  run_pipeline(module, CPU_PIPELINE)
+  run_pipeline(module, CPU_PIPELINE, f"{name}/2-cpu")
   engine = ExecutionEngine(module, opt_level=3)
   entry = engine.raw_lookup(name)
   if not entry: raise RuntimeError(f"compiled module has no kernel '{name}'")

@@ -121,3 +121,12 @@ def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, cwd=tmp_path, capture_output=True, text=True, check=True)
   assert out.stdout.splitlines()[-1] == "[4. 6.]"
   assert out.stdout.startswith("*** CPU") and "E_2" in out.stdout and "realize: 1 kernel" in out.stdout
+
+
+def test_pytc_dump_writes_the_ir_after_every_pass(tmp_path):
+  code = "from pytc import Tensor; Tensor([1.0, 2.0]).exp2().realize()"
+  subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTC_DUMP": str(tmp_path / "ir")}, cwd=tmp_path, check=True)
+  dumped = sorted(p.name for p in (tmp_path / "ir" / "E_2").rglob("*.mlir"))
+  assert "1_pytc-lower-elementwise.mlir" in dumped and any("convert-func-to-llvm" in name for name in dumped)
+  lowered = next((tmp_path / "ir" / "E_2").rglob("1_pytc-lower-elementwise.mlir")).read_text()
+  assert "scf.parallel" in lowered and "math.exp2" in lowered
