@@ -28,10 +28,10 @@ class Tensor:
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     array = np.asarray(data)
-    if dtype is None:
-      dtype = dtypes.from_numpy(array.dtype) if isinstance(data, np.ndarray) or array.size else dtypes.default_float
-      if not isinstance(data, np.ndarray) and dtype.is_float: dtype = dtypes.default_float
-      if not isinstance(data, np.ndarray) and dtype.mlir in ("i64",): dtype = dtypes.default_int
+    if array.dtype.kind not in "biuf": raise TypeError(f"cannot make a Tensor from elements of NumPy dtype {array.dtype}")
+    if dtype is None and isinstance(data, np.ndarray): dtype = dtypes.from_numpy(array.dtype)
+    elif dtype is None:  # Python lists: tinygrad's defaults
+      dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" else dtypes.default_float
     buffer = Buffer(device, dtype, tuple(array.shape)).copyin(array)
     self.lazydata = LazyOp("buffer", dtype, tuple(array.shape), device, arg=buffer)
 

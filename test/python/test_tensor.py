@@ -20,6 +20,7 @@ def test_from_list_and_ndarray():
   assert Tensor(np.arange(6, dtype=np.int16).reshape(2, 3)).dtype == dtypes.int16
   np.testing.assert_array_equal(Tensor(A).numpy(), A)
   assert Tensor(2.5).item() == 2.5 and Tensor(3).shape == ()
+  assert Tensor([]).dtype == dtypes.float32 and Tensor([]).shape == (0,)
 
 
 @pytest.mark.parametrize("name, fn", [
@@ -109,6 +110,7 @@ def test_errors_are_clear():
   with pytest.raises(ValueError, match=r"shapes \(2,\) and \(3,\) differ"): Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])
   with pytest.raises(ValueError, match="unknown device 'TPU'"): Tensor([1.0], device="TPU")
   with pytest.raises(TypeError, match="cannot make a Tensor from str"): Tensor("abc")
+  with pytest.raises(TypeError, match="NumPy dtype <U1"): Tensor(["a", "b"])
   with pytest.raises(ValueError, match="one element"): Tensor([1.0, 2.0]).item()
 
 
