@@ -31,6 +31,9 @@ Type mlir::uop::boolTensorLike(Type type) {
 
 Operation *UOpDialect::materializeConstant(OpBuilder &builder, Attribute value,
                                            Type type, Location loc) {
+  if (auto scalar = dyn_cast<TypedAttr>(value); scalar && scalar.getType() == type &&
+                                                 isa<FloatAttr, IntegerAttr>(scalar))
+    return ConstOp::create(builder, loc, type, scalar, StringAttr());
   auto splat = dyn_cast<SplatElementsAttr>(value);
   if (!splat || splat.getType() != type)
     return nullptr;
@@ -114,7 +117,9 @@ static FailureOr<TypedAttr> scalarLiteral(Attribute literal, Type type, bool hex
                            APFloat::rmNearestTiesToEven);
     return TypedAttr(FloatAttr::get(floatType, value));
   }
-  auto intType = cast<IntegerType>(type);
+  auto intType = dyn_cast<IntegerType>(type);
+  if (!intType)
+    return error() << "element type " << type << " is not a uop element type";
   auto integer = dyn_cast<IntegerAttr>(literal);
   if (!integer)
     return error() << "expected an integer literal for element type " << type;
@@ -162,11 +167,11 @@ ParseResult ConstOp::parse(OpAsmParser &parser, OperationState &result) {
   SMLoc loc = parser.getCurrentLocation();
   Attribute literal;
   bool hex = false;
-  RankedTensorType type;
+  Type type;
   if (parseScalarLiteral(parser, literal, hex) ||
       parser.parseOptionalAttrDict(result.attributes) || parser.parseColonType(type))
     return failure();
-  FailureOr<TypedAttr> value = scalarLiteral(literal, type.getElementType(), hex,
+  FailureOr<TypedAttr> value = scalarLiteral(literal, getElementTypeOrSelf(type), hex,
                                              [&] { return parser.emitError(loc); });
   if (failed(value))
     return failure();
@@ -183,7 +188,7 @@ void ConstOp::print(OpAsmPrinter &printer) {
 }
 
 LogicalResult ConstOp::verify() {
-  Type element = getType().getElementType();
+  Type element = getElementTypeOrSelf(getType());
   if (getValue().getType() != element)
     return emitOpError("value of type ") << getValue().getType()
                                          << " does not match the element type " << element;
@@ -203,6 +208,11 @@ LogicalResult IotaOp::verify() {
 
 /// Casts convert each element: the shape stays.
 static LogicalResult verifySameShape(Operation *op) {
+  Type fromType = op->getOperand(0).getType(), toType = op->getResult(0).getType();
+  if (isa<RankedTensorType>(fromType) != isa<RankedTensorType>(toType))
+    return op->emitOpError("converts between a tensor and a scalar");
+  if (!isa<RankedTensorType>(fromType))
+    return success();
   ArrayRef<int64_t> from = shapeOf(op->getOperand(0)), to = shapeOf(op->getResult(0));
   if (from != to)
     return op->emitOpError("changes the shape from ") << shapeString(from) << " to " << shapeString(to);
@@ -214,7 +224,7 @@ LogicalResult CastOp::verify() { return verifySameShape(*this); }
 LogicalResult BitcastOp::verify() {
   if (failed(verifySameShape(*this)))
     return failure();
-  Type from = getSrc().getType().getElementType(), to = getType().getElementType();
+  Type from = getElementTypeOrSelf(getSrc()), to = getElementTypeOrSelf(getType());
   if (from.getIntOrFloatBitWidth() != to.getIntOrFloatBitWidth())
     return emitOpError("cannot reinterpret ") << from << " as " << to
                                               << ": the bit widths differ";
@@ -321,4 +331,77 @@ void AssignOp::getEffects(
 void SinkOp::getEffects(
     SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
   effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void BufferOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Allocate::get());
+}
+
+void StoreOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void EndOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+void LaunchOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Read::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+}
+
+//===----------------------------------------------------------------------===//
+// Index level
+//===----------------------------------------------------------------------===//
+
+LogicalResult RangeOp::verify() {
+  if (getSize() < 1)
+    return emitOpError("size ") << getSize() << " is not positive";
+  return success();
+}
+
+static LogicalResult verifyIndexCount(Operation *op, Type buffer, size_t count) {
+  int64_t rank = cast<ShapedType>(buffer).getRank();
+  if (static_cast<int64_t>(count) != rank)
+    return op->emitOpError("has ") << count << " indices for a rank-" << rank << " buffer";
+  return success();
+}
+
+LogicalResult IndexOp::verify() {
+  return verifyIndexCount(*this, getSrc().getType(), getIndices().size());
+}
+
+LogicalResult StoreOp::verify() {
+  return verifyIndexCount(*this, getDst().getType(), getIndices().size());
+}
+
+LogicalResult RangeReduceOp::verify() {
+  for (Value range : getRanges())
+    if (!range.getDefiningOp<RangeOp>())
+      return emitOpError("reduces over a value that is not a uop.range");
+  return success();
+}
+
+LogicalResult BufferizeOp::verify() {
+  ArrayRef<int64_t> shape = getType().getShape();
+  if (failed(verifyIndexCount(*this, getType(), getRanges().size())))
+    return failure();
+  if (getSrc().getType() != getType().getElementType())
+    return emitOpError("materializes ") << getSrc().getType() << " into a tensor of "
+                                        << getType().getElementType();
+  for (auto [axis, range, dim] : llvm::enumerate(getRanges(), shape)) {
+    if (auto loop = range.getDefiningOp<RangeOp>()) {
+      if (loop.getSize() != dim)
+        return emitOpError("range of size ") << loop.getSize() << " for dim " << axis
+                                             << " of size " << dim;
+      continue;
+    }
+    if (dim != 1)
+      return emitOpError("dim ") << axis << " of size " << dim << " needs a uop.range";
+  }
+  return success();
 }

@@ -45,6 +45,15 @@ def UOp_IntTensor : StaticShapeTensorOf<[UOp_Int]>;
 def UOp_IntNoBoolTensor : StaticShapeTensorOf<[UOp_IntNoBool]>;
 def UOp_BoolTensor : StaticShapeTensorOf<[I1]>;
 
+// Elementwise ops take tensors (tensor level) or scalars (index level, after
+// pytc-rangeify, where a value is one element computed at its ranges).
+def UOp_Value : AnyTypeOf<[UOp_Tensor, UOp_Element], "tensor or scalar of a uop element type">;
+def UOp_NumericValue : AnyTypeOf<[UOp_NumericTensor, UOp_Numeric], "numeric (not i1) tensor or scalar">;
+def UOp_FloatValue : AnyTypeOf<[UOp_FloatTensor, UOp_Float], "float (f16, bf16, f32, f64) tensor or scalar">;
+def UOp_IntValue : AnyTypeOf<[UOp_IntTensor, UOp_Int], "integer or i1 tensor or scalar">;
+def UOp_IntNoBoolValue : AnyTypeOf<[UOp_IntNoBoolTensor, UOp_IntNoBool], "integer (not i1) tensor or scalar">;
+def UOp_BoolValue : AnyTypeOf<[UOp_BoolTensor, I1], "i1 tensor or scalar">;
+
 //===----------------------------------------------------------------------===//
 // Enums
 //===----------------------------------------------------------------------===//
@@ -54,6 +63,13 @@ def UOp_ReduceMax : I32EnumAttrCase<"max", 1>;
 def UOp_ReduceMul : I32EnumAttrCase<"mul", 2>;
 def UOp_ReduceKind : I32EnumAttr<"ReduceKind", "reduction combiner",
     [UOp_ReduceAdd, UOp_ReduceMax, UOp_ReduceMul]> {
+  let cppNamespace = "::mlir::uop";
+}
+
+def UOp_RangeLoop : I32EnumAttrCase<"loop", 0>;
+def UOp_RangeReduce : I32EnumAttrCase<"reduce", 1>;
+def UOp_RangeKind : I32EnumAttr<"RangeKind", "what a range iterates for",
+    [UOp_RangeLoop, UOp_RangeReduce]> {
   let cppNamespace = "::mlir::uop";
 }
 

@@ -21,10 +21,12 @@ using FloatFn = llvm::function_ref<std::optional<double>(ArrayRef<double>)>;
 using IntFn = llvm::function_ref<std::optional<APInt>(ArrayRef<APInt>, bool isUnsigned)>;
 } // namespace
 
-/// The scalar of a splat constant operand, or null.
+/// The scalar of a constant operand (a splat tensor or a scalar), or null.
 static Attribute splatScalar(Attribute operand) {
   if (auto splat = dyn_cast_if_present<SplatElementsAttr>(operand))
     return splat.getSplatValue<Attribute>();
+  if (isa_and_present<FloatAttr, IntegerAttr>(operand))
+    return operand;
   return {};
 }
 
@@ -45,7 +47,9 @@ static Attribute scalarFrom(double value, Type type) {
 }
 
 static OpFoldResult splatResult(Operation *op, Attribute scalar) {
-  return DenseElementsAttr::get(cast<ShapedType>(op->getResult(0).getType()), scalar);
+  if (auto shaped = dyn_cast<ShapedType>(op->getResult(0).getType()))
+    return DenseElementsAttr::get(shaped, scalar);
+  return scalar;
 }
 
 /// Folds an elementwise op whose operands are all splat constants, computing
@@ -58,7 +62,7 @@ static OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands,
     if (!(scalars.emplace_back(splatScalar(operand))))
       return {};
   }
-  Type resultElement = cast<ShapedType>(op->getResult(0).getType()).getElementType();
+  Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
   if (isa<FloatAttr>(scalars[0])) {
     SmallVector<double> values;
     for (Attribute scalar : scalars)
@@ -158,7 +162,9 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
 /// constants on different devices stay apart and the folders, which take only
 /// splat attributes, leave the ops that use it (and its placement) alone.
 OpFoldResult ConstOp::fold(FoldAdaptor) {
-  Attribute splat = DenseElementsAttr::get(getType(), Attribute(getValue()));
+  Attribute splat = isa<ShapedType>(getType())
+                        ? Attribute(DenseElementsAttr::get(cast<ShapedType>(getType()), Attribute(getValue())))
+                        : Attribute(getValue());
   if (StringAttr device = getDeviceAttr())
     return ArrayAttr::get(getContext(), {splat, device});
   return splat;
@@ -217,7 +223,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getSrc().getType() == getType())
     return getSrc();
   Attribute scalar = splatScalar(adaptor.getSrc());
-  Attribute result = scalar ? castScalar(scalar, getType().getElementType()) : Attribute();
+  Attribute result = scalar ? castScalar(scalar, getElementTypeOrSelf(getType())) : Attribute();
   return result ? splatResult(*this, result) : OpFoldResult();
 }
 
@@ -225,7 +231,7 @@ OpFoldResult BitcastOp::fold(FoldAdaptor adaptor) {
   if (getSrc().getType() == getType())
     return getSrc();
   if (Attribute scalar = splatScalar(adaptor.getSrc()))
-    return splatResult(*this, scalarFromBits(bitsOf(scalar), getType().getElementType()));
+    return splatResult(*this, scalarFromBits(bitsOf(scalar), getElementTypeOrSelf(getType())));
   return {};
 }
 

@@ -22,10 +22,11 @@ def UOp_ConstOp : UOp_Op<"const", [ConstantLike, Pure]> {
     ```mlir
     %c = uop.const 1.5 : tensor<4x4xf32>
     %t = uop.const true : tensor<8xi1>
+    %s = uop.const 0.0 : f32          // a scalar, at index level
     ```
   }];
   let arguments = (ins TypedAttrInterface:$value, OptionalAttr<StrAttr>:$device);
-  let results = (outs UOp_Tensor:$result);
+  let results = (outs UOp_Value:$result);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -56,13 +57,13 @@ class UOp_UnaryOp<string mnemonic, Type type>
   let hasFolder = 1;
 }
 
-def UOp_NegOp : UOp_UnaryOp<"neg", UOp_NumericTensor> { let summary = "-x"; }
-def UOp_Exp2Op : UOp_UnaryOp<"exp2", UOp_FloatTensor> { let summary = "2^x"; }
-def UOp_Log2Op : UOp_UnaryOp<"log2", UOp_FloatTensor> { let summary = "log2(x)"; }
-def UOp_SinOp : UOp_UnaryOp<"sin", UOp_FloatTensor> { let summary = "sin(x)"; }
-def UOp_SqrtOp : UOp_UnaryOp<"sqrt", UOp_FloatTensor> { let summary = "sqrt(x)"; }
-def UOp_RecipOp : UOp_UnaryOp<"recip", UOp_FloatTensor> { let summary = "1/x"; }
-def UOp_TruncOp : UOp_UnaryOp<"trunc", UOp_FloatTensor> {
+def UOp_NegOp : UOp_UnaryOp<"neg", UOp_NumericValue> { let summary = "-x"; }
+def UOp_Exp2Op : UOp_UnaryOp<"exp2", UOp_FloatValue> { let summary = "2^x"; }
+def UOp_Log2Op : UOp_UnaryOp<"log2", UOp_FloatValue> { let summary = "log2(x)"; }
+def UOp_SinOp : UOp_UnaryOp<"sin", UOp_FloatValue> { let summary = "sin(x)"; }
+def UOp_SqrtOp : UOp_UnaryOp<"sqrt", UOp_FloatValue> { let summary = "sqrt(x)"; }
+def UOp_RecipOp : UOp_UnaryOp<"recip", UOp_FloatValue> { let summary = "1/x"; }
+def UOp_TruncOp : UOp_UnaryOp<"trunc", UOp_FloatValue> {
   let summary = "round toward zero";
 }
 
@@ -74,28 +75,28 @@ class UOp_BinaryOp<string mnemonic, Type type, list<Trait> traits = []>
   let hasFolder = 1;
 }
 
-def UOp_AddOp : UOp_BinaryOp<"add", UOp_NumericTensor, [Commutative]> { let summary = "x + y"; }
-def UOp_MulOp : UOp_BinaryOp<"mul", UOp_NumericTensor, [Commutative]> { let summary = "x * y"; }
-def UOp_MaxOp : UOp_BinaryOp<"max", UOp_Tensor, [Commutative]> { let summary = "max(x, y)"; }
-def UOp_IdivOp : UOp_BinaryOp<"idiv", UOp_IntNoBoolTensor> {
+def UOp_AddOp : UOp_BinaryOp<"add", UOp_NumericValue, [Commutative]> { let summary = "x + y"; }
+def UOp_MulOp : UOp_BinaryOp<"mul", UOp_NumericValue, [Commutative]> { let summary = "x * y"; }
+def UOp_MaxOp : UOp_BinaryOp<"max", UOp_Value, [Commutative]> { let summary = "max(x, y)"; }
+def UOp_IdivOp : UOp_BinaryOp<"idiv", UOp_IntNoBoolValue> {
   let summary = "integer division, rounding toward zero";
 }
-def UOp_ModOp : UOp_BinaryOp<"mod", UOp_IntNoBoolTensor> {
+def UOp_ModOp : UOp_BinaryOp<"mod", UOp_IntNoBoolValue> {
   let summary = "remainder of `idiv` (sign of the dividend)";
 }
-def UOp_AndOp : UOp_BinaryOp<"and", UOp_IntTensor, [Commutative]> { let summary = "bitwise and"; }
-def UOp_OrOp : UOp_BinaryOp<"or", UOp_IntTensor, [Commutative]> { let summary = "bitwise or"; }
-def UOp_XorOp : UOp_BinaryOp<"xor", UOp_IntTensor, [Commutative]> { let summary = "bitwise xor"; }
-def UOp_ShlOp : UOp_BinaryOp<"shl", UOp_IntNoBoolTensor> { let summary = "x << y"; }
-def UOp_ShrOp : UOp_BinaryOp<"shr", UOp_IntNoBoolTensor> {
+def UOp_AndOp : UOp_BinaryOp<"and", UOp_IntValue, [Commutative]> { let summary = "bitwise and"; }
+def UOp_OrOp : UOp_BinaryOp<"or", UOp_IntValue, [Commutative]> { let summary = "bitwise or"; }
+def UOp_XorOp : UOp_BinaryOp<"xor", UOp_IntValue, [Commutative]> { let summary = "bitwise xor"; }
+def UOp_ShlOp : UOp_BinaryOp<"shl", UOp_IntNoBoolValue> { let summary = "x << y"; }
+def UOp_ShrOp : UOp_BinaryOp<"shr", UOp_IntNoBoolValue> {
   let summary = "x >> y (arithmetic for signed, logical for unsigned)";
 }
-def UOp_PowOp : UOp_BinaryOp<"pow", UOp_FloatTensor> { let summary = "x ** y"; }
+def UOp_PowOp : UOp_BinaryOp<"pow", UOp_FloatValue> { let summary = "x ** y"; }
 
 class UOp_CompareOp<string mnemonic>
     : UOp_Op<mnemonic, [Pure, AllTypesMatch<["lhs", "rhs"]>, BoolShapeOf<"lhs">]> {
-  let arguments = (ins UOp_Tensor:$lhs, UOp_Tensor:$rhs);
-  let results = (outs UOp_BoolTensor:$result);
+  let arguments = (ins UOp_Value:$lhs, UOp_Value:$rhs);
+  let results = (outs UOp_BoolValue:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs)";
   let hasFolder = 1;
 }
@@ -109,16 +110,16 @@ def UOp_WhereOp : UOp_Op<"where", [Pure,
     TypesMatchWith<"condition is an i1 tensor with the shape of the values",
                    "lhs", "cond", "::mlir::uop::boolTensorLike($_self)">]> {
   let summary = "cond ? x : y";
-  let arguments = (ins UOp_BoolTensor:$cond, UOp_Tensor:$lhs, UOp_Tensor:$rhs);
-  let results = (outs UOp_Tensor:$result);
+  let arguments = (ins UOp_BoolValue:$cond, UOp_Value:$lhs, UOp_Value:$rhs);
+  let results = (outs UOp_Value:$result);
   let assemblyFormat = "$cond `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
   let hasFolder = 1;
 }
 
 def UOp_MulaccOp : UOp_Op<"mulacc", [Pure, SameOperandsAndResultType]> {
   let summary = "a * b + c";
-  let arguments = (ins UOp_NumericTensor:$a, UOp_NumericTensor:$b, UOp_NumericTensor:$c);
-  let results = (outs UOp_NumericTensor:$result);
+  let arguments = (ins UOp_NumericValue:$a, UOp_NumericValue:$b, UOp_NumericValue:$c);
+  let results = (outs UOp_NumericValue:$result);
   let assemblyFormat = "$a `,` $b `,` $c attr-dict `:` type($result)";
   let hasFolder = 1;
 }
@@ -131,8 +132,8 @@ def UOp_CastOp : UOp_Op<"cast", [Pure]> {
     %i = uop.cast %x : tensor<4xf32> to tensor<4xi32>
     ```
   }];
-  let arguments = (ins UOp_Tensor:$src);
-  let results = (outs UOp_Tensor:$result);
+  let arguments = (ins UOp_Value:$src);
+  let results = (outs UOp_Value:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -140,8 +141,8 @@ def UOp_CastOp : UOp_Op<"cast", [Pure]> {
 
 def UOp_BitcastOp : UOp_Op<"bitcast", [Pure]> {
   let summary = "reinterpret the bits of each element as another dtype";
-  let arguments = (ins UOp_Tensor:$src);
-  let results = (outs UOp_Tensor:$result);
+  let arguments = (ins UOp_Value:$src);
+  let results = (outs UOp_Value:$result);
   let assemblyFormat = "$src attr-dict `:` type($src) `to` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
@@ -229,6 +230,114 @@ def UOp_SinkOp : UOp_Op<"sink", [DeclareOpInterfaceMethods<MemoryEffectsOpInterf
   let summary = "the outputs of a graph: every source is realized";
   let arguments = (ins Variadic<UOp_Tensor>:$srcs);
   let assemblyFormat = "($srcs^ `:` type($srcs))? attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Index level: ranges, element reads, range reductions and materialization
+// (introduced by pytc-rangeify), then buffers, stores and loop ends
+// (introduced by pytc-bufferize).
+//===----------------------------------------------------------------------===//
+
+def UOp_Buffer : AnyTypeOf<[UOp_Tensor, AnyStaticShapeMemRef]>;
+
+def UOp_RangeOp : UOp_Op<"range", [Pure]> {
+  let summary = "a loop index over [0, size); `id` tells ranges of the same size apart";
+  let description = [{
+    ```mlir
+    %i = uop.range loop 16 id 0
+    %k = uop.range reduce 32 id 1
+    ```
+  }];
+  let arguments = (ins UOp_RangeKind:$kind, I64Attr:$size, I64Attr:$id);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$kind $size `id` $id attr-dict";
+  let hasVerifier = 1;
+}
+
+def UOp_IndexOp : UOp_Op<"index", [Pure, AttrSizedOperandSegments,
+    TypesMatchWith<"result is the element type of the source", "src", "result",
+                   "::mlir::getElementTypeOrSelf($_self)">]> {
+  let summary = "one element of a tensor or buffer; 0 where `valid` is false";
+  let description = [{
+    The element at `indices`. With `if %valid`, the read happens only where
+    `%valid` holds and the result is 0 elsewhere: out-of-range indices (padding)
+    are never read.
+    ```mlir
+    %x = uop.index %t[%i, %j] : tensor<4x4xf32>
+    %y = uop.index %t[%i, %j] if %inside : tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins UOp_Buffer:$src, Variadic<Index>:$indices, Optional<I1>:$valid);
+  let results = (outs UOp_Element:$result);
+  let assemblyFormat = "$src `[` $indices `]` (`if` $valid^)? attr-dict `:` type($src)";
+  let hasVerifier = 1;
+}
+
+def UOp_RangeReduceOp : UOp_Op<"range_reduce", [Pure, AllTypesMatch<["src", "result"]>]> {
+  let summary = "combine `src` over every value of the reduce ranges";
+  let description = [{
+    ```mlir
+    %s = uop.range_reduce add %x over (%k) : f32
+    ```
+  }];
+  let arguments = (ins UOp_ReduceKind:$kind, UOp_Element:$src, Variadic<Index>:$ranges);
+  let results = (outs UOp_Element:$result);
+  let assemblyFormat = "$kind $src `over` `(` $ranges `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def UOp_BufferizeOp : UOp_Op<"bufferize", [Pure]> {
+  let summary = "materialize `src` over its ranges into a tensor";
+  let description = [{
+    A materialization point: `src`, computed for every value of `ranges`
+    (one per dim; the constant 0 for a size-1 dim), becomes a tensor that
+    consumers read with `uop.index`. `reason` says why rangeify put it here;
+    pytc-fuse removes those whose recompute is cheap.
+    ```mlir
+    %t = uop.bufferize %v over (%i, %j) {reason = "output"} : f32 -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins UOp_Element:$src, Variadic<Index>:$ranges, StrAttr:$reason);
+  let results = (outs UOp_Tensor:$result);
+  let assemblyFormat = "$src `over` `(` $ranges `)` attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def UOp_BufferOp : UOp_Op<"buffer", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a new device buffer";
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
+def UOp_StoreOp : UOp_Op<"store", [AllTypesMatch<["dst", "result"]>,
+    TypesMatchWith<"value is the element type of the buffer", "dst", "value",
+                   "::mlir::getElementTypeOrSelf($_self)">,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "write `value` at `indices` of `dst`; the result is `dst` being written";
+  let arguments = (ins UOp_Element:$value, AnyStaticShapeMemRef:$dst, Variadic<Index>:$indices);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$value `,` $dst `[` $indices `]` attr-dict `:` type($dst)";
+  let hasVerifier = 1;
+}
+
+def UOp_EndOp : UOp_Op<"end", [AllTypesMatch<["src", "result"]>,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "close the ranges of a store: the result is the buffer, fully written";
+  let description = [{
+    ```mlir
+    %w = uop.store %v, %buf[%i] : memref<16xf32>
+    %done = uop.end %w over (%i) : memref<16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$src, Variadic<Index>:$ranges);
+  let results = (outs AnyStaticShapeMemRef:$result);
+  let assemblyFormat = "$src `over` `(` $ranges `)` attr-dict `:` type($result)";
+}
+
+def UOp_LaunchOp : UOp_Op<"launch", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "run the kernel function `kernel` on buffers";
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$args);
+  let assemblyFormat = "$kernel `(` $args `)` attr-dict `:` type($args)";
 }
 
 #endif // UOP_OPS

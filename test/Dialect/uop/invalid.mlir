@@ -209,7 +209,7 @@ func.func @movement_element_type(%x: tensor<2x4xf32>) {
 
 // where: the condition must be an i1 tensor.
 func.func @where_condition_not_bool(%c: tensor<4xf32>, %x: tensor<4xf32>) {
-  // expected-error @+1 {{'uop.where' op operand #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'uop.where' op operand #0 must be i1 tensor or scalar, but got 'tensor<4xf32>'}}
   %0 = "uop.where"(%c, %x, %x) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -254,7 +254,7 @@ func.func @binary_result_shape(%x: tensor<4xi32>) {
 
 // float-only unary op on integers.
 func.func @exp2_on_int(%x: tensor<4xi32>) {
-  // expected-error @+1 {{'uop.exp2' op operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'uop.exp2' op operand #0 must be float (f16, bf16, f32, f64) tensor or scalar, but got 'tensor<4xi32>'}}
   %0 = uop.exp2 %x : tensor<4xi32>
   return
 }
@@ -263,7 +263,7 @@ func.func @exp2_on_int(%x: tensor<4xi32>) {
 
 // float-only binary op on integers.
 func.func @pow_on_int(%x: tensor<4xi8>) {
-  // expected-error @+1 {{'uop.pow' op operand #0 must be statically shaped tensor of}}
+  // expected-error @+1 {{'uop.pow' op operand #0 must be float (f16, bf16, f32, f64) tensor or scalar}}
   %0 = uop.pow %x, %x : tensor<4xi8>
   return
 }
@@ -272,7 +272,7 @@ func.func @pow_on_int(%x: tensor<4xi8>) {
 
 // integer-only op on floats.
 func.func @idiv_on_float(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'uop.idiv' op operand #0 must be statically shaped tensor of 8-bit signless integer or 16-bit signless integer or 32-bit signless integer or 64-bit signless integer or 8-bit unsigned integer or 16-bit unsigned integer or 32-bit unsigned integer or 64-bit unsigned integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'uop.idiv' op operand #0 must be integer (not i1) tensor or scalar, but got 'tensor<4xf32>'}}
   %0 = uop.idiv %x, %x : tensor<4xf32>
   return
 }
@@ -281,7 +281,7 @@ func.func @idiv_on_float(%x: tensor<4xf32>) {
 
 // shifts exclude i1.
 func.func @shl_on_bool(%x: tensor<4xi1>) {
-  // expected-error @+1 {{'uop.shl' op operand #0 must be statically shaped tensor of 8-bit signless integer}}
+  // expected-error @+1 {{'uop.shl' op operand #0 must be integer (not i1) tensor or scalar}}
   %0 = uop.shl %x, %x : tensor<4xi1>
   return
 }
@@ -290,7 +290,7 @@ func.func @shl_on_bool(%x: tensor<4xi1>) {
 
 // bitwise ops reject floats.
 func.func @xor_on_float(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'uop.xor' op operand #0 must be statically shaped tensor of 1-bit signless integer}}
+  // expected-error @+1 {{'uop.xor' op operand #0 must be integer or i1 tensor or scalar}}
   %0 = uop.xor %x, %x : tensor<4xf32>
   return
 }
@@ -299,7 +299,7 @@ func.func @xor_on_float(%x: tensor<4xf32>) {
 
 // neg rejects i1.
 func.func @neg_on_bool(%x: tensor<4xi1>) {
-  // expected-error @+1 {{'uop.neg' op operand #0 must be statically shaped tensor of}}
+  // expected-error @+1 {{'uop.neg' op operand #0 must be numeric (not i1) tensor or scalar}}
   %0 = uop.neg %x : tensor<4xi1>
   return
 }
@@ -317,7 +317,7 @@ func.func @unsupported_element(%x: tensor<4xi4>) {
 
 // shapes must be static.
 func.func @dynamic_shape(%x: tensor<?xf32>) {
-  // expected-error @+1 {{'uop.sqrt' op operand #0 must be statically shaped tensor of}}
+  // expected-error @+1 {{'uop.sqrt' op operand #0 must be float (f16, bf16, f32, f64) tensor or scalar, but got 'tensor<?xf32>'}}
   %0 = uop.sqrt %x : tensor<?xf32>
   return
 }
@@ -326,7 +326,7 @@ func.func @dynamic_shape(%x: tensor<?xf32>) {
 
 // comparisons produce i1.
 func.func @cmplt_result_not_bool(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'uop.cmplt' op result #0 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'uop.cmplt' op result #0 must be i1 tensor or scalar, but got 'tensor<4xf32>'}}
   %0 = "uop.cmplt"(%x, %x) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -558,10 +558,19 @@ func.func @const_hex_negative() {
 
 // -----
 
-// const: the result must be a tensor.
-func.func @const_not_tensor() {
-  // expected-error @+1 {{invalid kind of type specified: expected builtin.tensor, but found 'f32'}}
-  %0 = uop.const 1.0 : f32
+// const: the element type must be a uop element type.
+func.func @const_index() {
+  // expected-error @+1 {{element type 'index' is not a uop element type}}
+  %0 = uop.const 1 : index
+  return
+}
+
+// -----
+
+// const: a scalar result is an index-level value; a memref is neither.
+func.func @const_memref() {
+  // expected-error @+1 {{result #0 must be tensor or scalar of a uop element type, but got 'memref<4xf32>'}}
+  %0 = "uop.const"() {value = 1.0 : f32} : () -> memref<4xf32>
   return
 }
 
@@ -571,5 +580,87 @@ func.func @const_not_tensor() {
 func.func @const_missing_literal() {
   // expected-error @+1 {{expected integer value}}
   %0 = uop.const : tensor<4xf32>
+  return
+}
+
+// -----
+
+// range: the size must be positive.
+func.func @range_size() {
+  // expected-error @+1 {{'uop.range' op size 0 is not positive}}
+  %r = uop.range loop 0 id 0
+  return
+}
+
+// -----
+
+// index: one index per dim.
+func.func @index_count(%a: tensor<4x4xf32>) {
+  %r = uop.range loop 4 id 0
+  // expected-error @+1 {{'uop.index' op has 1 indices for a rank-2 buffer}}
+  %x = uop.index %a[%r] : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// range_reduce: only over ranges.
+func.func @range_reduce_not_range(%a: tensor<4xf32>) {
+  %c = arith.constant 0 : index
+  %x = uop.index %a[%c] : tensor<4xf32>
+  // expected-error @+1 {{'uop.range_reduce' op reduces over a value that is not a uop.range}}
+  %s = uop.range_reduce add %x over (%c) : f32
+  return
+}
+
+// -----
+
+// bufferize: each range has the size of its dim.
+func.func @bufferize_range_size(%a: tensor<4xf32>) {
+  %r = uop.range loop 4 id 0
+  %x = uop.index %a[%r] : tensor<4xf32>
+  // expected-error @+1 {{'uop.bufferize' op range of size 4 for dim 0 of size 8}}
+  %b = uop.bufferize %x over (%r) {reason = "output"} : f32 -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// bufferize: a dim larger than 1 needs a range.
+func.func @bufferize_needs_range(%a: tensor<4xf32>) {
+  %c = arith.constant 0 : index
+  %x = uop.index %a[%c] : tensor<4xf32>
+  // expected-error @+1 {{'uop.bufferize' op dim 0 of size 4 needs a uop.range}}
+  %b = uop.bufferize %x over (%c) {reason = "output"} : f32 -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// bufferize: the element type is kept.
+func.func @bufferize_element_type(%a: tensor<4xf32>) {
+  %r = uop.range loop 4 id 0
+  %x = uop.index %a[%r] : tensor<4xf32>
+  // expected-error @+1 {{'uop.bufferize' op materializes 'f32' into a tensor of 'i32'}}
+  %b = uop.bufferize %x over (%r) {reason = "output"} : f32 -> tensor<4xi32>
+  return
+}
+
+// -----
+
+// store: one index per dim.
+func.func @store_count(%m: memref<4x4xf32>, %v: f32) {
+  %r = uop.range loop 4 id 0
+  // expected-error @+1 {{'uop.store' op has 1 indices for a rank-2 buffer}}
+  %w = uop.store %v, %m[%r] : memref<4x4xf32>
+  return
+}
+
+// -----
+
+// cast: a tensor cannot become a scalar.
+func.func @cast_tensor_to_scalar(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'uop.cast' op converts between a tensor and a scalar}}
+  %0 = "uop.cast"(%a) : (tensor<4xf32>) -> f32
   return
 }
