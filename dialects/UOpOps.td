@@ -8,6 +8,8 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+def UOp_Buffer : AnyTypeOf<[UOp_Tensor, AnyStaticShapeMemRef], "static tensor or memref">;
+
 class BoolShapeOf<string name> : TypesMatchWith<
     "result is an i1 tensor with the shape of `" # name # "`", name, "result",
     "::mlir::uop::boolTensorLike($_self)">;
@@ -228,7 +230,7 @@ def UOp_AssignOp : UOp_Op<"assign", [SameOperandsAndResultType,
 
 def UOp_SinkOp : UOp_Op<"sink", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
   let summary = "the outputs of a graph: every source is realized";
-  let arguments = (ins Variadic<UOp_Tensor>:$srcs);
+  let arguments = (ins Variadic<UOp_Buffer>:$srcs);
   let assemblyFormat = "($srcs^ `:` type($srcs))? attr-dict";
 }
 
@@ -237,8 +239,6 @@ def UOp_SinkOp : UOp_Op<"sink", [DeclareOpInterfaceMethods<MemoryEffectsOpInterf
 // (introduced by pytc-rangeify), then buffers, stores and loop ends
 // (introduced by pytc-bufferize).
 //===----------------------------------------------------------------------===//
-
-def UOp_Buffer : AnyTypeOf<[UOp_Tensor, AnyStaticShapeMemRef]>;
 
 def UOp_RangeOp : UOp_Op<"range", [Pure]> {
   let summary = "a loop index over [0, size); `id` tells ranges of the same size apart";

@@ -37,7 +37,8 @@ def store(t: ir.Type, value: ir.Value) -> ir.Value:
 
 
 def element_type(value: ir.Value) -> ir.Type:
-  return ir.RankedTensorType(value.type).element_type
+  """The element type of a tensor or memref value, or the type of a scalar."""
+  return value.type.element_type if isinstance(value.type, ir.ShapedType) else value.type
 
 
 def constant(t: ir.Type, value: float | int | bool) -> ir.Value:

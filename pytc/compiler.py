@@ -1,4 +1,5 @@
-"""The compile driver: a `uop` graph module through pytc's pipeline and the CPU target to a JIT'd kernel."""
+"""The compile driver: a `uop` graph module through pytc's scheduling passes to a list of kernel
+launches, and the kernels through the CPU target into one JIT module."""
 from __future__ import annotations
 
 import os
@@ -12,7 +13,9 @@ from pytc.dialects import uop
 from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
 
-GRAPH_PIPELINE = "builtin.module(canonicalize, pytc-lower-elementwise, canonicalize, cse)"
+SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, pytc-bufferize, "
+                     "pytc-split-kernels, pytc-schedule, canonicalize, cse)")
+KERNEL_PIPELINE = "builtin.module(pytc-lower-kernels, canonicalize, cse)"
 CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-math-to-llvm, expand-strided-metadata, "
                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
@@ -28,16 +31,30 @@ def context() -> ir.Context:
 
 
 @dataclass(frozen=True)
-class Program:
-  """A compiled kernel: `entry` is the address of its packed `void(void **args)` function."""
-  name: str
-  entry: int
+class Launch:
+  """One kernel launch of a schedule; each argument is ("input" | "output" | "temp", position)."""
+  kernel: str
+  args: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class Temporary:
+  shape: tuple[int, ...]
+  element: str  # the MLIR element type
+
+
+@dataclass(frozen=True)
+class CompiledGraph:
+  """A graph compiled for the CPU: its launches in order, the temporary buffers they need, and the kernels."""
+  launches: tuple[Launch, ...]
+  temporaries: tuple[Temporary, ...]
+  entries: dict[str, int]
   kernel_ir: str
   compile_seconds: float
-  engine: ExecutionEngine
+  engine: ExecutionEngine | None
 
 
-_programs: dict[str, Program] = {}
+_graphs: dict[str, CompiledGraph] = {}
 
 
 def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
@@ -49,17 +66,35 @@ def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
   pm.run(module.operation)
 
 
-def compile_graph(module: ir.Module, name: str) -> Program:
-  """Compile a graph module for the CPU; programs are cached by the graph's text (its structure)."""
+def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ...], tuple[Temporary, ...]]:
+  """The launches and temporaries of a scheduled graph function (arguments: inputs, then outputs)."""
+  names: dict[ir.Value, tuple[str, int]] = {}
+  for i, arg in enumerate(graph.regions[0].blocks[0].arguments): names[arg] = ("input", i) if i < inputs else ("output", i - inputs)
+  launches, temporaries = [], []
+  for op in graph.regions[0].blocks[0].operations:
+    if op.operation.name == "uop.buffer":
+      memref = ir.MemRefType(op.results[0].type)
+      names[op.results[0]] = ("temp", len(temporaries))
+      temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type)))
+    elif op.operation.name == "uop.launch":
+      launches.append(Launch(ir.FlatSymbolRefAttr(op.attributes["kernel"]).value, tuple(names[v] for v in op.operands)))
+  return tuple(launches), tuple(temporaries)
+
+
+def compile_graph(module: ir.Module, name: str, inputs: int) -> CompiledGraph:
+  """Schedule and compile the graph function `name` (with `inputs` input arguments); cached by the graph's text."""
   key = str(module)
-  if (program := _programs.get(key)) is not None: return program
+  if (compiled := _graphs.get(key)) is not None: return compiled
   start = time.perf_counter()
-  run_pipeline(module, GRAPH_PIPELINE, f"{name}/1-graph")
+  run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
+  graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
+  launches, temporaries = extract_schedule(graph, inputs)
+  graph.operation.erase()
+  run_pipeline(module, KERNEL_PIPELINE, f"{name}/2-kernels")
   kernel_ir = str(module)
   if DEBUG >= 4: print(kernel_ir)
-  run_pipeline(module, CPU_PIPELINE, f"{name}/2-cpu")
-  engine = ExecutionEngine(module, opt_level=3)
-  entry = engine.raw_lookup(name)
-  if not entry: raise RuntimeError(f"compiled module has no kernel '{name}'")
-  _programs[key] = program = Program(name, entry, kernel_ir, time.perf_counter() - start, engine)
-  return program
+  run_pipeline(module, CPU_PIPELINE, f"{name}/3-cpu")
+  engine = ExecutionEngine(module, opt_level=3) if launches else None
+  entries = {launch.kernel: engine.raw_lookup(launch.kernel) for launch in launches}
+  _graphs[key] = compiled = CompiledGraph(launches, temporaries, entries, kernel_ir, time.perf_counter() - start, engine)
+  return compiled

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
            "e.g. 'pytc-opt x.mlir -canonicalize -cse'. Exit status 1 on a parse, verifier or pass error.")
   parser.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' or nothing: stdin)")
   parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
-  parser.add_argument("--pass-pipeline", default="", help="e.g. 'builtin.module(pytc-lower-elementwise,canonicalize)'")
+  parser.add_argument("--pass-pipeline", default="", help="e.g. 'builtin.module(pytc-rangeify,canonicalize)'")
   parser.add_argument("--split-input-file", action="store_true", help="process each '// -----' chunk on its own")
   parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
   parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")

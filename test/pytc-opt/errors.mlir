@@ -3,7 +3,7 @@
 // RUN: not pytc-opt %s --pass-pipeline='builtin.module(canonicalize,no-such-pass)' 2>&1 | FileCheck %s --check-prefix=UNKNOWN-PIPELINE
 // RUN: not pytc-opt %s --pass-pipeline='builtin.module(canonicalize' 2>&1 | FileCheck %s --check-prefix=UNBALANCED
 // RUN: not pytc-opt %s -canonicalize --pass-pipeline='builtin.module(cse)' 2>&1 | FileCheck %s --check-prefix=BOTH
-// RUN: not pytc-opt %s -pytc-lower-elementwise='bogus=1' 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not pytc-opt %s -pytc-rangeify='bogus=1' 2>&1 | FileCheck %s --check-prefix=OPTION
 // RUN: not pytc-opt %s.missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not pytc-opt %s -o %t.missing/out.mlir 2>&1 | FileCheck %s --check-prefix=NOWRITE
 // RUN: printf "\xff\xfe" > %t.bin && not pytc-opt %t.bin 2>&1 | FileCheck %s --check-prefix=BINARY
@@ -25,7 +25,7 @@
 // BOTH-NOT: Traceback
 
 // OPTION-NOT: Traceback
-// OPTION: pytc-opt: error: pytc-lower-elementwise has no option 'bogus'
+// OPTION: pytc-opt: error: pytc-rangeify has no option 'bogus'
 // OPTION-NOT: Traceback
 
 // MISSING-NOT: Traceback

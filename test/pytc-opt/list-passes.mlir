@@ -1,5 +1,10 @@
 // RUN: pytc-opt --list-passes | FileCheck %s
 
 // CHECK: pytc passes:
-// CHECK-NEXT: pytc-lower-elementwise {{.+}}
+// CHECK-NEXT: pytc-bufferize {{.+}}
+// CHECK-NEXT: pytc-fuse {{.+}}
+// CHECK-NEXT: pytc-lower-kernels {{.+}}
+// CHECK-NEXT: pytc-rangeify {{.+}}
+// CHECK-NEXT: pytc-schedule {{.+}}
+// CHECK-NEXT: pytc-split-kernels {{.+}}
 // CHECK: canonicalize

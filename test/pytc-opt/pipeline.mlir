@@ -3,7 +3,7 @@
 // RUN: pytc-opt %s -canonicalize -cse | FileCheck %s
 // RUN: pytc-opt %s --pass-pipeline='builtin.module(func.func(canonicalize),cse)' | FileCheck %s
 // RUN: pytc-opt %s -canonicalize | FileCheck %s --check-prefix=CANON
-// RUN: pytc-opt %s --pass-pipeline='builtin.module(canonicalize,pytc-lower-elementwise,cse)' | FileCheck %s --check-prefix=LOWER
+// RUN: pytc-opt %s --pass-pipeline='builtin.module(canonicalize,pytc-rangeify,cse,pytc-bufferize)' | FileCheck %s --check-prefix=LOWER
 
 // canonicalize drops the identity reshape, cse merges the two exp2.
 // CHECK-LABEL: func.func @f
@@ -20,12 +20,12 @@
 
 // LOWER-LABEL: func.func @f
 // LOWER-SAME: (%[[IN:.*]]: memref<4xf32>, %[[OUT:.*]]: memref<4xf32>)
-// LOWER: scf.parallel
-// LOWER: %[[V:.*]] = memref.load %[[IN]]
-// LOWER-NEXT: %[[E:.*]] = math.exp2 %[[V]] : f32
-// LOWER-NEXT: %[[S:.*]] = arith.addf %[[E]], %[[E]] : f32
-// LOWER-NEXT: memref.store %[[S]], %[[OUT]]
-// LOWER-NOT: uop.
+// LOWER: %[[I:.*]] = uop.range loop 4
+// LOWER-NEXT: %[[V:.*]] = uop.index %[[IN]][%[[I]]]
+// LOWER-NEXT: %[[E:.*]] = uop.exp2 %[[V]] : f32
+// LOWER-NEXT: %[[S:.*]] = uop.add %[[E]], %[[E]] : f32
+// LOWER-NEXT: %[[W:.*]] = uop.store %[[S]], %[[OUT]][%[[I]]]
+// LOWER-NEXT: uop.end %[[W]] over(%[[I]])
 func.func @f(%x: tensor<4xf32>) {
   %0 = uop.exp2 %x : tensor<4xf32>
   %1 = uop.exp2 %x : tensor<4xf32>

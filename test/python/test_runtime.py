@@ -15,13 +15,14 @@ from pytc.runtime.hcq import Op, decode
 from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, Kernargs
 
 
-def add_one_kernel(n: int):
-  """A compiled `out = x + 1` over n float32 and its argument layout (x, out)."""
+def add_one_kernel(n: int) -> int:
+  """The entry of a compiled `out = x + 1` over n float32; its arguments are (out, x)."""
   x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
   graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
   with context(), ir.Location.unknown():
     module, _ = to_mlir([graph], f"add_one_{n}")
-    return compile_graph(module, f"add_one_{n}")
+    compiled = compile_graph(module, f"add_one_{n}", 1)
+    return compiled.entries[compiled.launches[0].kernel]
 
 
 def float_buffer(values) -> CPUBuffer:
@@ -50,10 +51,10 @@ def test_malformed_command_buffer_is_rejected(corrupt, message):
 
 
 def test_exec_signal_and_timestamps():
-  device, program = CPUDevice(), add_one_kernel(4)
+  device, entry = CPUDevice(), add_one_kernel(4)
   x, out = float_buffer([1, 2, 3, 4]), CPUBuffer(16)
-  args, began, ended, done = Kernargs([x.address, out.address]), device.new_signal(), device.new_signal(), device.new_signal()
-  device.queue().timestamp(began).exec(program.entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
+  args, began, ended, done = Kernargs([out.address, x.address]), device.new_signal(), device.new_signal(), device.new_signal()
+  device.queue().timestamp(began).exec(entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
   done.wait(1, timeout=10)
   assert read(out).tolist() == [2, 3, 4, 5]
   assert 0 < began.timestamp_ns <= ended.timestamp_ns
@@ -62,14 +63,14 @@ def test_exec_signal_and_timestamps():
 def test_two_command_buffers_ordered_by_wait_and_signal():
   """The first-submitted buffer waits for a signal that the second one sets, so it runs second."""
   producer, consumer = CPUDevice(), CPUDevice()
-  program = add_one_kernel(4)
+  entry = add_one_kernel(4)
   x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
   ready, done = producer.new_signal(), consumer.new_signal()
-  consume, produce = Kernargs([y.address, z.address]), Kernargs([x.address, y.address])
-  consumer.queue().wait(ready, 1).exec(program.entry, consume.address).signal(done, 1).submit(consumer.compute)
+  consume, produce = Kernargs([z.address, y.address]), Kernargs([y.address, x.address])
+  consumer.queue().wait(ready, 1).exec(entry, consume.address).signal(done, 1).submit(consumer.compute)
   time.sleep(0.05)
   assert done.value == 0  # still waiting: y is not produced yet
-  producer.queue().exec(program.entry, produce.address).signal(ready, 1).submit(producer.compute)
+  producer.queue().exec(entry, produce.address).signal(ready, 1).submit(producer.compute)
   done.wait(1, timeout=10)
   assert read(z).tolist() == [2, 2, 2, 2]  # z = (x + 1) + 1: the consumer saw the producer's result
 

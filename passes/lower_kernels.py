@@ -1,0 +1,121 @@
+"""pytc-lower-kernels: kernel functions at index level become scf loops over memrefs.
+
+The loop ranges of a kernel's store become one `scf.parallel`; each `uop.range_reduce` becomes
+`scf.for` loops over its reduce ranges carrying the accumulator; `uop.index` becomes
+`memref.load` (a gated read clamps its indices to 0 and selects 0 where `valid` is false, so
+padding is never read); scalar uops become arith/math (see scalar.py). Buffers of booleans are
+bytes and unsigned integers are signless, as the LLVM lowering needs.
+"""
+from mlir import ir
+from mlir.dialects import arith, func, memref, scf
+
+from pytc.passes import PassError, register
+from pytc.passes.clone import clone
+from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
+
+COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
+
+
+def storage_memref(t: ir.Type) -> ir.MemRefType:
+  t = ir.MemRefType(t)
+  return ir.MemRefType.get(list(t.shape), storage_type(t.element_type))
+
+
+def reduce_identity(kind: int, t: ir.Type) -> ir.Value:
+  if kind != 1: return constant(t, COMBINE[kind][1])
+  if is_float(t): return constant(t, float("-inf"))
+  return constant(t, 0 if is_unsigned(t) else -(1 << (width(t) - 1)))
+
+
+def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
+  if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
+  if kind == 0: return arith.addf(acc, value) if is_float(t) else arith.addi(acc, value)
+  return arith.mulf(acc, value) if is_float(t) else arith.muli(acc, value)
+
+
+class KernelLowering:
+  def __init__(self, params: dict[ir.Value, ir.Value]):
+    self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
+    self.index = ir.IndexType.get()
+
+  def lookup(self, value: ir.Value) -> ir.Value | None:
+    for scope in reversed(self.scopes):
+      if value in scope: return scope[value]
+    return None
+
+  def emit(self, value: ir.Value) -> ir.Value:
+    if (found := self.lookup(value)) is not None: return found
+    op = value.owner
+    name = op.name
+    if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
+    with op.location:
+      if name == "uop.index": result = self.emit_load(op)
+      elif name == "uop.const": result = constant_from_attr(op.attributes["value"])
+      elif name == "uop.range_reduce": result = self.emit_reduce(op)
+      elif name.startswith("uop."): result = lower_scalar(op, [self.emit(v) for v in op.operands])
+      else: result = clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
+    self.scopes[-1][value] = result
+    return result
+
+  def emit_load(self, op: ir.OpView) -> ir.Value:
+    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    source, indices = self.emit(op.operands[0]), [self.emit(v) for v in op.operands[1:1 + segments[1]]]
+    element = op.results[0].type
+    if not segments[2]: return load(element, memref.load(source, indices))
+    valid, zero_index = self.emit(op.operands[-1]), arith.constant(self.index, 0)
+    value = load(element, memref.load(source, [arith.select(valid, i, zero_index) for i in indices]))
+    return arith.select(valid, value, constant(element, 0))
+
+  def emit_reduce(self, op: ir.OpView) -> ir.Value:
+    kind, element = ir.IntegerAttr(op.attributes["kind"]).value, op.results[0].type
+    return self.reduce_loops(kind, element, op.operands[0], list(op.operands[1:]), reduce_identity(kind, element))
+
+  def reduce_loops(self, kind: int, element: ir.Type, body: ir.Value, ranges: list[ir.Value], acc: ir.Value) -> ir.Value:
+    size = ir.IntegerAttr(ranges[0].owner.attributes["size"]).value
+    loop = scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, 1), [acc])
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({ranges[0]: loop.induction_variable})
+      inner = loop.inner_iter_args[0]
+      result = self.reduce_loops(kind, element, body, ranges[1:], inner) if len(ranges) > 1 else combine(kind, element, inner, self.emit(body))
+      scf.YieldOp([result])
+      self.scopes.pop()
+    return loop.results[0]
+
+  def store(self, op: ir.OpView) -> None:
+    value, target, *indices = op.operands
+    memref.store(store(value.type, self.emit(value)), self.emit(target), [self.emit(i) for i in indices])
+
+
+def lower_kernel(kernel: func.FuncOp) -> None:
+  ops = list(kernel.entry_block.operations)
+  ends = [op for op in ops if op.operation.name == "uop.end"]
+  if len(ends) != 1: raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one uop.end")
+  end = ends[0]
+  stored, loops = end.operands[0].owner, list(end.operands[1:])
+  params = list(kernel.entry_block.arguments)
+  with ir.InsertionPoint(kernel):
+    lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params], []))
+    entry = lowered.add_entry_block()
+  lowering = KernelLowering(dict(zip(params, entry.arguments)))
+  with ir.InsertionPoint(entry):
+    if loops:
+      index = ir.IndexType.get()
+      sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in loops]
+      zero, one = arith.constant(index, 0), arith.constant(index, 1)
+      parallel = scf.ParallelOp([], [zero] * len(loops), sizes, [one] * len(loops), [])
+      body = parallel.region.blocks.append(*[index] * len(loops))
+      with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+      lowering.scopes.append(dict(zip(loops, body.arguments)))
+      with ir.InsertionPoint.at_block_terminator(body): lowering.store(stored)
+    else: lowering.store(stored)
+    func.ReturnOp([])
+  lowered.attributes["pytc.kernel"] = ir.UnitAttr.get()
+  kernel.operation.erase()
+
+
+@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for + memref + arith/math")
+def lower_kernels(module: ir.Operation) -> None:
+  for op in list(module.regions[0].blocks[0].operations):
+    if op.operation.name == "func.func" and "pytc.kernel" in op.attributes and any(
+        o.operation.name == "uop.end" for o in op.entry_block.operations):
+      with op.location: lower_kernel(op)

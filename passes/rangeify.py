@@ -1,0 +1,200 @@
+"""pytc-rangeify: tensor-level uops become index-level scalar code over ranges.
+
+Every value that must live in memory is materialized with `uop.bufferize` over fresh loop
+ranges, one per dim (the constant 0 for a size-1 dim): the graph's outputs (`reason="output"`),
+`contiguous` and `copy` results, a reduce whose result is consumed through an expand
+("reduce-expand": otherwise it would be recomputed for every expanded element), and every other
+value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines).
+
+Everything else is computed where it is read. Movement ops disappear into index arithmetic:
+permute reorders the indices, reshape flattens and splits them (div/mod), expand reads index 0,
+shrink adds its offset, flip reads `n-1-i`, and pad adds a validity condition: reads inside
+padding are skipped (`uop.index ... if %valid`) and the value there is 0. A reduce not
+materialized becomes a `uop.range_reduce` over new reduce ranges. Index arithmetic is simplified
+symbolically with the ranges' bounds (see symbolic.py), so conditions that always hold vanish.
+"""
+from __future__ import annotations
+
+import itertools
+
+from mlir import ir
+from mlir.dialects import arith, func
+
+from pytc.passes import PassError, register
+from pytc.passes.scalar import element_type
+from pytc.passes.symbolic import Emitter, Lin, Range
+
+Condition = tuple[Lin, int, int]  # low <= lin <= high
+MOVEMENT = {"uop.reshape", "uop.permute", "uop.expand", "uop.pad", "uop.shrink", "uop.flip"}
+FORCED = {"uop.contiguous": "contiguous", "uop.copy": "copy"}
+
+
+def shape_of(value: ir.Value) -> list[int]: return list(ir.RankedTensorType(value.type).shape)
+def array_attr(op: ir.OpView, name: str) -> list[int]: return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, str]:
+  """Which values get a uop.bufferize, and why."""
+  reasons: dict[ir.Value, str] = {v: "output" for v in sink.operands}
+  ops = [op for op in fn.entry_block.operations if op.operation.name.startswith("uop.") and op.operation.name != "uop.sink"]
+  for op in ops:
+    if op.operation.name in FORCED: reasons.setdefault(op.results[0], FORCED[op.operation.name])
+    elif op.operation.name == "uop.reduce" and reaches_expand(op.results[0]): reasons.setdefault(op.results[0], "reduce-expand")
+    elif op.operation.name != "uop.const" and len(list(op.results[0].uses)) > 1: reasons.setdefault(op.results[0], "multi-use")
+  return reasons
+
+
+def reaches_expand(value: ir.Value) -> bool:
+  """Whether `value` is read through an expand that broadcasts it (past elementwise and movement ops)."""
+  stack, seen = [value], set()
+  while stack:
+    for use in list(stack.pop().uses):
+      user = use.owner
+      if user in seen: continue
+      seen.add(user)
+      if user.name == "uop.expand" and shape_of(user.operands[0]) != shape_of(user.results[0]): return True
+      if user.name in MOVEMENT or (user.name.startswith("uop.") and user.name not in FORCED and user.name not in ("uop.sink", "uop.reduce")):
+        stack.extend(user.results)
+  return False
+
+
+class Rangeifier:
+  def __init__(self, reasons: dict[ir.Value, str]):
+    self.reasons, self.ids = reasons, itertools.count()
+    self.index, self.buffers, self.memo = Emitter(), {}, {}
+
+  def new_range(self, size: int, kind: str) -> Range:
+    rid = next(self.ids)
+    op = ir.Operation.create("uop.range", results=[ir.IndexType.get()], attributes={
+      "kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0 if kind == "loop" else 1),
+      "size": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size), "id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rid)})
+    return Range(rid, size, op.result)
+
+  def materialize(self, value: ir.Value) -> ir.Value:
+    ranges = [self.new_range(n, "loop") if n > 1 else None for n in shape_of(value)]
+    scalar = self.emit(value, tuple(Lin.of(r) if r else Lin() for r in ranges), frozenset(), top=True)
+    operands = [r.value if r else self.index.constant(0) for r in ranges]
+    op = ir.Operation.create("uop.bufferize", results=[value.type], operands=[scalar, *operands],
+                             attributes={"reason": ir.StringAttr.get(self.reasons[value])})
+    self.buffers[value] = op.result
+    return op.result
+
+  def read(self, buffer: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
+    indices = [self.index.lin(i) for i in idx]
+    operands, segments = [buffer, *indices], [1, len(indices), 0]
+    if valid:
+      operands.append(self.guard(valid))
+      segments[2] = 1
+    return ir.Operation.create("uop.index", results=[element_type(buffer)], operands=operands,
+                               attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}).result
+
+  def guard(self, valid: frozenset[Condition]) -> ir.Value:
+    result = None
+    for form, low, high in sorted(valid, key=repr):
+      check = self.index.condition(form, low, high)
+      result = check if result is None else arith.andi(result, check)
+    return result
+
+  def emit(self, value: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition], top: bool = False) -> ir.Value:
+    """The scalar of `value` at indices `idx`, read only where `valid` holds."""
+    key = (value, idx, valid)
+    if key not in self.memo:
+      if not top and value in self.buffers: self.memo[key] = self.read(self.buffers[value], idx, valid)
+      elif isinstance(value, ir.BlockArgument): self.memo[key] = self.read(value, idx, valid)
+      else: self.memo[key] = self.emit_op(value.owner.opview, idx, valid)
+    return self.memo[key]
+
+  def emit_op(self, op: ir.OpView, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
+    name, source_shape = op.operation.name, shape_of(op.operands[0]) if len(op.operands) else []
+    if name == "uop.const":
+      return ir.Operation.create("uop.const", results=[element_type(op.results[0])], attributes={"value": op.attributes["value"]}).result
+    if name == "uop.iota":
+      position = self.index.lin(idx[ir.IntegerAttr(op.attributes["axis"]).value])
+      return to_element(position, element_type(op.results[0]))
+    if name in FORCED: return self.emit(op.operands[0], idx, valid)
+    if name in MOVEMENT: return self.emit_movement(op, name, source_shape, idx, valid)
+    if name == "uop.reduce": return self.emit_reduce(op, source_shape, idx, valid)
+    if name in ("uop.assign", "uop.bufferize") or not name.startswith("uop."):
+      raise PassError(op.location, f"pytc-rangeify cannot handle {name}")
+    operands = [self.emit(v, idx, valid) for v in op.operands]
+    return ir.Operation.create(name, results=[element_type(op.results[0])], operands=operands).result
+
+  def emit_movement(self, op: ir.OpView, name: str, source_shape: list[int], idx: tuple[Lin, ...], valid) -> ir.Value:
+    if name == "uop.permute":
+      order, moved = array_attr(op, "order"), [Lin()] * len(idx)
+      for out_axis, in_axis in enumerate(order): moved[in_axis] = idx[out_axis]
+      return self.emit(op.operands[0], tuple(moved), valid)
+    if name == "uop.reshape":
+      flat, stride = Lin(), 1
+      for i, n in reversed(list(zip(idx, shape_of(op.results[0])))): flat, stride = flat + i * stride, stride * n
+      moved, stride = [], 1
+      for n in reversed(source_shape):
+        moved.append(flat.floordiv(stride).mod(n) if n > 1 else Lin())
+        stride *= n
+      return self.emit(op.operands[0], tuple(reversed(moved)), valid)
+    if name == "uop.expand": return self.emit(op.operands[0], tuple(i if n > 1 else Lin() for i, n in zip(idx, source_shape)), valid)
+    if name == "uop.shrink": return self.emit(op.operands[0], tuple(i + s for i, s in zip(idx, array_attr(op, "starts"))), valid)
+    if name == "uop.flip":
+      axes = set(array_attr(op, "axes"))
+      return self.emit(op.operands[0], tuple(Lin.of(n - 1) - i if a in axes else i for a, (i, n) in enumerate(zip(idx, source_shape))), valid)
+    moved, inside = [], set()  # pad: valid where low <= i < low + n
+    for i, n, low in zip(idx, source_shape, array_attr(op, "low")):
+      moved.append(i - low)
+      bounds = (i - low).bounds()
+      if bounds[1] < 0 or bounds[0] > n - 1: return zero(element_type(op.results[0]))
+      if bounds[0] < 0 or bounds[1] > n - 1: inside.add((i - low, 0, n - 1))
+    value = self.emit(op.operands[0], tuple(moved), valid | frozenset(inside))
+    if not inside: return value
+    return ir.Operation.create("uop.where", results=[value.type], operands=[self.guard(frozenset(inside)), value, zero(value.type)]).result
+
+  def emit_reduce(self, op: ir.OpView, source_shape: list[int], idx: tuple[Lin, ...], valid) -> ir.Value:
+    axes, moved, ranges = set(array_attr(op, "axes")), list(idx), []
+    for axis in sorted(axes):
+      if source_shape[axis] > 1:
+        ranges.append(self.new_range(source_shape[axis], "reduce"))
+        moved[axis] = Lin.of(ranges[-1])
+      else: moved[axis] = Lin()
+    body = self.emit(op.operands[0], tuple(moved), valid)
+    if not ranges: return body
+    return ir.Operation.create("uop.range_reduce", results=[body.type], operands=[body, *(r.value for r in ranges)],
+                               attributes={"kind": op.attributes["kind"]}).result
+
+
+def zero(t: ir.Type) -> ir.Value:
+  attr = ir.FloatAttr.get(t, 0.0) if isinstance(t, ir.FloatType) else ir.IntegerAttr.get(t, 0)
+  return ir.Operation.create("uop.const", results=[t], attributes={"value": attr}).result
+
+
+def to_element(position: ir.Value, t: ir.Type) -> ir.Value:
+  """An index as a scalar of uop element type `t`."""
+  if isinstance(t, ir.IntegerType) and not t.is_unsigned: return arith.index_cast(t, position)
+  as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), position)
+  return ir.Operation.create("uop.cast", results=[t], operands=[as_i64]).result
+
+
+def rangeify(fn: func.FuncOp) -> None:
+  sinks = [op for op in fn.entry_block.operations if op.operation.name == "uop.sink"]
+  if len(sinks) != 1: raise PassError(fn.location, f"graph function @{fn.sym_name.value} needs exactly one uop.sink")
+  sink = sinks[0]
+  reasons = realize_reasons(fn, sink)
+  order = [v for op in fn.entry_block.operations for v in op.results if v in reasons]
+  order += [v for v in sink.operands if isinstance(v, ir.BlockArgument) and v not in order]
+  rangeifier = Rangeifier(reasons)
+  tensor_level = [op for op in fn.entry_block.operations if op.operation.name != "func.return"]
+  with ir.InsertionPoint(sink):
+    for value in order: rangeifier.materialize(value)
+    ir.Operation.create("uop.sink", operands=[rangeifier.buffers[v] for v in sink.operands])
+  for op in reversed(tensor_level): op.operation.erase()
+
+
+def is_tensor_graph(op: ir.OpView) -> bool:
+  return op.operation.name == "func.func" and any(
+    o.operation.name == "uop.sink" and all(isinstance(v.type, ir.RankedTensorType) for v in o.operands) for o in op.entry_block.operations
+  ) and not any(o.operation.name == "uop.bufferize" for o in op.entry_block.operations)
+
+
+@register("pytc-rangeify", "tensor-level uops to index-level scalar code over ranges, with materialization points")
+def rangeify_pass(module: ir.Operation) -> None:
+  for op in list(module.regions[0].blocks[0].operations):
+    if is_tensor_graph(op):
+      with op.location: rangeify(op)

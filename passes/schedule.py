@@ -1,0 +1,89 @@
+"""pytc-schedule: launch order and memory planning for a graph of kernel launches.
+
+Launches are ordered topologically by their buffer dependencies as the graph states them:
+read-after-write (a kernel runs after the kernels that write what it reads) and write-after-read
+(a kernel that overwrites a buffer waits for that buffer's earlier readers); among ready launches
+the earliest in the graph goes first. The first argument of a launch is the buffer it writes.
+
+Temporaries (`uop.buffer`) are then planned: walking the launches in order, a temporary whose
+first use comes after another of the same type has had its last use takes over that buffer.
+The graph function gets `pytc.kernels`, `pytc.buffers` (temporaries left) and `pytc.peak_bytes`
+(the most temporary bytes live at once); `report=1` also prints them.
+"""
+import sys
+
+from mlir import ir
+
+from pytc.passes import register
+
+
+def ordered(launches: list[ir.Operation]) -> list[ir.Operation]:
+  after: dict[int, set[int]] = {i: set() for i in range(len(launches))}
+  for j, later in enumerate(launches):
+    for i, earlier in enumerate(launches[:j]):
+      writes_read = earlier.operands[0] in list(later.operands)[1:]
+      overwrites_read = later.operands[0] in list(earlier.operands)
+      if writes_read or overwrites_read or earlier.operands[0] == later.operands[0]: after[j].add(i)
+  done, order = set(), []
+  while len(order) < len(launches):
+    ready = next(i for i in range(len(launches)) if i not in done and after[i] <= done)
+    done.add(ready)
+    order.append(launches[ready])
+  return order
+
+
+def size_of(t: ir.Type) -> int:
+  memref = ir.MemRefType(t)
+  count = 1
+  for n in memref.shape: count *= n
+  return count * max(1, memref.element_type.width // 8)
+
+
+def temporaries(launch: ir.Operation) -> list[ir.Value]:
+  return list(dict.fromkeys(v for v in launch.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.buffer"))
+
+
+def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
+  """Reuse dead temporaries of the same type; returns (temporaries left, peak live temporary bytes)."""
+  last_use = {v: i for i, op in enumerate(launches) for v in temporaries(op)}
+  free: dict[str, list[ir.Value]] = {}
+  live: dict[ir.Value, int] = {}
+  buffers = peak = 0
+  for i, op in enumerate(launches):
+    for v in temporaries(op):
+      if v in live: continue
+      end = last_use[v]
+      if pool := free.get(str(v.type)):
+        reused, allocation = pool.pop(), v.owner
+        v.replace_all_uses_with(reused)
+        allocation.operation.erase()
+        v = reused
+      else: buffers += 1
+      live[v] = end
+    peak = max(peak, sum(size_of(v.type) for v in live))
+    for v in [v for v, end in live.items() if end == i]:
+      del live[v]
+      free.setdefault(str(v.type), []).append(v)
+  return buffers, peak
+
+
+def schedule(graph: ir.Operation, report: bool) -> None:
+  block = graph.regions[0].blocks[0]
+  launches = [op.operation for op in block.operations if op.operation.name == "uop.launch"]
+  if not launches: return
+  order = ordered(launches)
+  end = next(op.operation for op in block.operations if op.operation.name in ("uop.sink", "func.return"))
+  for op in order: op.move_before(end)
+  buffers, peak = plan_memory(order)
+  i64 = ir.IntegerType.get_signless(64)
+  for key, value in (("pytc.kernels", len(order)), ("pytc.buffers", buffers), ("pytc.peak_bytes", peak)):
+    graph.attributes[key] = ir.IntegerAttr.get(i64, value)
+  if report: print(f"schedule @{ir.StringAttr(graph.attributes['sym_name']).value}: {len(order)} kernels, "
+                   f"{buffers} temporary buffers, peak {peak} temporary bytes", file=sys.stderr)
+
+
+@register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers")
+def schedule_pass(module: ir.Operation, report: str = "0") -> None:
+  for op in list(module.regions[0].blocks[0].operations):
+    if op.operation.name == "func.func" and any(o.operation.name == "uop.launch" for o in op.entry_block.operations):
+      schedule(op.operation, report not in ("0", "false"))

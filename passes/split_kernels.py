@@ -1,0 +1,103 @@
+"""pytc-split-kernels: each store with its closed loop nest becomes a kernel function.
+
+For every `uop.end`, the ops it depends on (up to buffers: arguments, `uop.buffer`s and other
+kernels' ends) move into `func.func @<name>(%out, %in...) attributes {pytc.kernel}`; the graph
+function keeps the buffers and an ordered list of `uop.launch @<name>(%out, %in...)`. Kernels are
+named like tinygrad's (`E_4_8` elementwise, `r_4_8` with a reduction, sizes of the loop then
+reduce ranges). Structurally identical kernels (same body once range ids are renumbered) are
+emitted once and launched by the same name.
+"""
+from mlir import ir
+from mlir.dialects import func
+
+from pytc.passes import register
+from pytc.passes.clone import clone, erase_dead
+
+BUFFER_ROOTS = ("uop.buffer", "uop.end")
+
+
+def is_buffer(value: ir.Value) -> bool:
+  return isinstance(value, ir.BlockArgument) or value.owner.name in BUFFER_ROOTS
+
+
+def kernel_cone(end: ir.Operation) -> list[ir.Operation]:
+  """The ops `end` depends on (itself included), in block order, stopping at buffers."""
+  seen, stack = set(), [end]
+  while stack:
+    op = stack.pop()
+    if op in seen: continue
+    seen.add(op)
+    stack.extend(v.owner.operation for v in op.operands if not is_buffer(v) or (op == end and v.owner.name == "uop.store"))
+  return [op.operation for op in end.block.operations if op.operation in seen]
+
+
+def underlying_buffer(value: ir.Value) -> ir.Value:
+  """The buffer a memref value names: ends and stores forward their destination."""
+  while not isinstance(value, ir.BlockArgument) and value.owner.name in ("uop.end", "uop.store"):
+    value = value.owner.operands[0] if value.owner.name == "uop.end" else value.owner.operands[1]
+  return value
+
+
+def kernel_name(cone: list[ir.Operation], end: ir.Operation) -> str:
+  loops = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in end.operands[1:]]
+  reduces = [ir.IntegerAttr(op.attributes["size"]).value for op in cone
+             if op.name == "uop.range" and ir.IntegerAttr(op.attributes["kind"]).value == 1]
+  return ("r" if reduces else "E") + "".join(f"_{n}" for n in loops + reduces)
+
+
+class Splitter:
+  def __init__(self, module: ir.Operation, graph: func.FuncOp):
+    self.module, self.graph, self.kernels = module, graph, {}
+
+  def split(self, end: ir.Operation) -> None:
+    cone = kernel_cone(end)
+    written = underlying_buffer(end.operands[0])
+    reads = []
+    for op in cone:
+      for v in op.operands:
+        if is_buffer(v) and op.name == "uop.index" and underlying_buffer(v) not in reads and underlying_buffer(v) != written:
+          reads.append(underlying_buffer(v))
+    params = [written, *reads]
+    name = self.emit_kernel(cone, end, params)
+    with ir.InsertionPoint(end), end.location:
+      ir.Operation.create("uop.launch", operands=params, attributes={"kernel": ir.FlatSymbolRefAttr.get(name)})
+    end.results[0].replace_all_uses_with(written)
+    erase_dead([op for op in cone if op != end] + [end])
+
+  def emit_kernel(self, cone: list[ir.Operation], end: ir.Operation, params: list[ir.Value]) -> str:
+    with ir.InsertionPoint(self.graph), self.graph.location:
+      kernel = func.FuncOp("kernel", ([p.type for p in params], []))
+      entry = kernel.add_entry_block()
+    mapping = {}
+    with ir.InsertionPoint(entry):
+      for op in cone:
+        operands = [entry.arguments[params.index(underlying_buffer(v))] if is_buffer(v) and not (op == end) else mapping.get(v, v)
+                    for v in op.operands]
+        clone(op, mapping, operands)
+      func.ReturnOp([])
+    ranges = [op for op in entry.operations if op.operation.name == "uop.range"]
+    for number, op in enumerate(ranges): op.attributes["id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
+    key = str(kernel.operation)
+    if key in self.kernels:
+      kernel.operation.erase()
+      return self.kernels[key]
+    name = base = kernel_name(cone, end)
+    taken = set(self.kernels.values()) | {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in self.module.regions[0].blocks[0].operations
+                                          if "sym_name" in op.attributes}
+    suffix = 1
+    while name in taken: name, suffix = f"{base}n{suffix}", suffix + 1
+    kernel.attributes["sym_name"] = ir.StringAttr.get(name)
+    kernel.attributes["pytc.kernel"] = ir.UnitAttr.get()
+    self.kernels[key] = name
+    return name
+
+
+@register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches")
+def split_kernels(module: ir.Operation) -> None:
+  for op in list(module.regions[0].blocks[0].operations):
+    if op.operation.name != "func.func" or "pytc.kernel" in op.attributes: continue
+    ends = [o.operation for o in op.entry_block.operations if o.operation.name == "uop.end"]
+    splitter = Splitter(module, op)
+    for end in ends:
+      with end.location: splitter.split(end)
+    erase_dead([o.operation for o in op.entry_block.operations if o.operation.name not in ("uop.sink", "func.return", "uop.launch")])
