@@ -6,7 +6,7 @@ their removal saves (Inductor's score: the buffer's size times one write plus a 
 largest first. A candidate stays when
   - its value contains a `uop.range_reduce` (a reduction is never recomputed),
   - recomputing it in every reader costs more than its memory traffic (op weight times extra
-    readers, transcendental ops weighing more, against a write and a read per reader),
+    readers, transcendental ops weighing 4, against a write and a read per reader weighing 4 each),
   - inlining would make a reading kernel read more than `max_buffers` buffers, or
   - inlining would grow a reading kernel past `max_ops` ops.
 Otherwise every reader recomputes it: its value is cloned at the reader with the reader's indices
@@ -24,6 +24,7 @@ from pytc.helpers import DEBUG
 from pytc.passes import register
 from pytc.passes.clone import clone
 
+MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
 TRANSCENDENTAL = {"uop.exp2", "uop.log2", "uop.sin", "uop.sqrt", "uop.pow", "uop.recip"}
 
 
@@ -35,7 +36,7 @@ def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
     if isinstance(v, ir.BlockArgument) or v in stop or v.owner.operation in seen: continue
     seen.add(v.owner.operation)
     stack.extend(v.owner.operands)
-  return [op.operation for op in value.owner.block.operations if op.operation in seen] if seen else []
+  return [op.operation for op in value.owner.operation.block.operations if op.operation in seen] if seen else []
 
 
 def weight(ops: list[ir.Operation]) -> int:
@@ -81,7 +82,8 @@ class Fuser:
     producer = cone(bufferize.operands[0], self.materialized)
     if any(op.name == "uop.range_reduce" for op in producer): return "recomputing would repeat a reduction"
     uses = len(readers(bufferize))
-    if weight(producer) * (uses - 1) > 3 * uses: return f"recompute (weight {weight(producer)} x {uses - 1} extra readers) costs more than memory"
+    if weight(producer) * (uses - 1) > MEMORY_WEIGHT * (uses + 1):
+      return f"recompute (weight {weight(producer)} x {uses - 1} extra readers) costs more than memory (1 write + {uses} reads)"
     for reader in readers(bufferize):
       for kernel in consuming_kernels(reader):
         consumer = cone(kernel.operands[0], self.materialized)

@@ -16,10 +16,19 @@ class LazyOp:
   shape: tuple[int, ...]
   device: str
   srcs: tuple[LazyOp, ...] = ()
-  arg: object = None  # const: the scalar; cast: nothing; buffer: the device buffer
+  arg: object = None  # const: the scalar; buffer: the device buffer; movement/reduce: their parameters (see _attributes)
 
   @property
   def is_realized(self) -> bool: return self.op == "buffer"
+
+
+MOVEMENT = {"reshape", "permute", "expand", "pad", "shrink", "flip"}
+
+
+def is_view(node: LazyOp) -> bool:
+  """Movement ops over realized data only: a view that realizing alone would just copy."""
+  while node.op in MOVEMENT: node = node.srcs[0]
+  return node.is_realized
 
 
 def toposort(outputs: list[LazyOp]) -> list[LazyOp]:
@@ -46,6 +55,23 @@ def _scalar_attr(value: object, dtype: DType) -> ir.Attribute:
   return ir.IntegerAttr.get(element, int(value))
 
 
+REDUCE_KINDS = {"add": 0, "max": 1, "mul": 2}
+
+
+def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
+  """The attributes of `node`'s uop, from its `arg`."""
+  arrays = lambda **kw: {k: ir.DenseI64ArrayAttr.get(list(v)) for k, v in kw.items()}
+  if node.op == "const": return {"value": _scalar_attr(node.arg, node.dtype)}
+  if node.op == "permute": return arrays(order=node.arg)
+  if node.op == "flip": return arrays(axes=node.arg)
+  if node.op == "pad": return arrays(low=node.arg[0], high=node.arg[1])
+  if node.op == "shrink": return arrays(starts=node.arg[0], ends=node.arg[1])
+  if node.op == "reduce":
+    return {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), REDUCE_KINDS[node.arg[0]]), **arrays(axes=node.arg[1])}
+  if node.op == "iota": return {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), node.arg)}
+  return {}
+
+
 def to_mlir(outputs: list[LazyOp], name: str) -> tuple[ir.Module, list[LazyOp]]:
   """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }` and the buffer nodes
   that are its arguments, in order. The text depends only on the graph's structure, not on buffer identity."""
@@ -61,7 +87,7 @@ def to_mlir(outputs: list[LazyOp], name: str) -> tuple[ir.Module, list[LazyOp]]:
   with ir.InsertionPoint(block):
     for node in nodes:
       if node.is_realized: continue
-      attributes = {"value": _scalar_attr(node.arg, node.dtype)} if node.op == "const" else {}
+      attributes = _attributes(node)
       op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],
                                operands=[values[id(src)] for src in node.srcs], attributes=attributes)
       values[id(node)] = op.result

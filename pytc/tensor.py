@@ -7,10 +7,26 @@ import numpy as np
 
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes
-from pytc.graph import LazyOp
+from pytc.graph import LazyOp, is_view
 from pytc.realize import realize
 
 Scalar = int | float | bool
+
+
+def argfix(*x) -> tuple:
+  """tinygrad's calling convention: f(1, 2) and f((1, 2)) mean the same."""
+  return tuple(x[0]) if len(x) == 1 and isinstance(x[0], tuple | list) else tuple(x)
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  rank = max(len(s) for s in shapes)
+  padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
+  result = []
+  for dims in zip(*padded):
+    sizes = {d for d in dims if d != 1}
+    if len(sizes) > 1: raise ValueError(f"cannot broadcast shapes {' and '.join(str(tuple(s)) for s in shapes)}")
+    result.append(sizes.pop() if sizes else 1)
+  return tuple(result)
 
 
 class Tensor:
@@ -51,14 +67,16 @@ class Tensor:
   # *** realization ***
 
   def realize(self, *others: Tensor) -> Tensor:
-    """Compute this tensor (and `others`) now, in one kernel."""
-    tensors = [self, *others]
+    """Compute this tensor (and `others`) now, in one schedule. As in tinygrad, a view of realized data (movement
+    ops only) stays a view: realizing it alone would only copy."""
+    tensors = [t for t in (self, *others) if not is_view(t.lazydata)]
     for tensor, node in zip(tensors, realize([t.lazydata for t in tensors])): tensor.lazydata = node
     return self
 
   def numpy(self) -> np.ndarray:
     if self.lazydata.op == "const": return np.full(self.shape, self.lazydata.arg, dtype=np.dtype(self.dtype.numpy))
-    return self.realize().lazydata.arg.numpy()
+    source = self.contiguous() if is_view(self.lazydata) and not self.lazydata.is_realized else self
+    return source.realize().lazydata.arg.numpy()
 
   def tolist(self) -> Scalar | list: return self.numpy().tolist()
   def item(self) -> Scalar:
@@ -70,22 +88,22 @@ class Tensor:
   def _unary(self, op: str, dtype: DType | None = None) -> Tensor:
     return Tensor(LazyOp(op, dtype or self.dtype, self.shape, self.device, (self.lazydata,)))
 
-  def _operand(self, other: Tensor | Scalar, dtype: DType) -> Tensor:
-    if isinstance(other, Tensor): return other.cast(dtype)
-    return Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other))
-
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
     if isinstance(other, Tensor):
-      if other.shape != self.shape:
-        raise ValueError(f"shapes {self.shape} and {other.shape} differ (only same-shape elementwise ops so far)")
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
       dtype = max(self.dtype, other.dtype, key=lambda d: d.priority)
+      shape = broadcast_shape(self.shape, other.shape)
+      pair = (self.cast(dtype)._broadcast_to(shape), other.cast(dtype)._broadcast_to(shape))
     elif isinstance(other, Scalar):
       scalar_dtype = dtypes.of_scalar(other)
       dtype = self.dtype if scalar_dtype.priority <= self.dtype.priority or not scalar_dtype.is_float else dtypes.default_float
+      pair = (self.cast(dtype), Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other)))
     else: raise TypeError(f"unsupported operand {type(other).__name__} for a Tensor op")
-    pair = (self.cast(dtype), self._operand(other, dtype))
     return pair[::-1] if reverse else pair
+
+  def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
+    if self.shape == shape: return self
+    return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
 
   def _binary(self, op: str, other: Tensor | Scalar, reverse: bool = False, dtype: DType | None = None) -> Tensor:
     x, y = self._broadcasted(other, reverse)
@@ -137,10 +155,11 @@ class Tensor:
     a, b = self._broadcasted(x, reverse)
     return a._float_cast()._binary("pow", b._float_cast())
   def where(self, x: Tensor | Scalar, y: Tensor | Scalar) -> Tensor:
-    condition = self.cast(dtypes.bool)
-    a, b = (x if isinstance(x, Tensor) else Tensor(LazyOp("const", dtypes.of_scalar(x), self.shape, self.device, arg=x)))._broadcasted(y)
-    if a.shape != condition.shape: raise ValueError(f"where: condition shape {condition.shape} differs from {a.shape}")
-    return Tensor(LazyOp("where", a.dtype, a.shape, a.device, (condition.lazydata, a.lazydata, b.lazydata)))
+    if not isinstance(x, Tensor): x = Tensor(LazyOp("const", dtypes.of_scalar(x), self.shape, self.device, arg=x))
+    a, b = x._broadcasted(y)
+    shape = broadcast_shape(self.shape, a.shape)
+    condition, a, b = self.cast(dtypes.bool)._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
+    return Tensor(LazyOp("where", a.dtype, shape, a.device, (condition.lazydata, a.lazydata, b.lazydata)))
   def logical_not(self) -> Tensor: return self._binary("cmpne", True, dtype=dtypes.bool) if self.dtype is dtypes.bool else self == 0
 
   def __neg__(self) -> Tensor: return self.neg()
@@ -161,3 +180,141 @@ class Tensor:
   def __eq__(self, x): return self._binary("cmpeq", x, dtype=dtypes.bool)  # type: ignore[override]
   def __ne__(self, x): return self._binary("cmpne", x, dtype=dtypes.bool)  # type: ignore[override]
   __hash__ = object.__hash__
+
+  # *** movement ***
+
+  def _axis(self, axis: int) -> int:
+    if not -max(self.ndim, 1) <= axis < max(self.ndim, 1): raise IndexError(f"axis {axis} is out of range for shape {self.shape}")
+    return axis % max(self.ndim, 1)
+
+  def _movement(self, op: str, shape: tuple[int, ...], arg: object = None) -> Tensor:
+    return Tensor(LazyOp(op, self.dtype, tuple(shape), self.device, (self.lazydata,), arg))
+
+  def reshape(self, shape, *args) -> Tensor:
+    new_shape = argfix(shape, *args)
+    if new_shape.count(-1) > 1: raise ValueError(f"reshape to {new_shape}: only one dim can be -1")
+    if -1 in new_shape:
+      known = math.prod(d for d in new_shape if d != -1)
+      new_shape = tuple(self.numel() // known if d == -1 and known else d for d in new_shape)
+    if any(d < 0 for d in new_shape) or math.prod(new_shape) != self.numel():
+      raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) to {new_shape}")
+    return self if new_shape == self.shape else self._movement("reshape", new_shape)
+
+  def permute(self, order, *args) -> Tensor:
+    order = tuple(self._axis(a) for a in argfix(order, *args))
+    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
+    return self if order == tuple(range(self.ndim)) else self._movement("permute", tuple(self.shape[a] for a in order), order)
+
+  def expand(self, shape, *args) -> Tensor:
+    new_shape = argfix(shape, *args)
+    base = self.reshape((1,) * (len(new_shape) - self.ndim) + self.shape) if len(new_shape) > self.ndim else self
+    new_shape = tuple(b if n == -1 else n for b, n in zip(base.shape, new_shape))
+    if len(new_shape) != base.ndim or any(b != n and b != 1 for b, n in zip(base.shape, new_shape)):
+      raise ValueError(f"cannot expand {self.shape} to {argfix(shape, *args)}")
+    return base if new_shape == base.shape else base._movement("expand", new_shape)
+
+  def pad(self, padding, value: float = 0.0) -> Tensor:
+    """Pad with `value`: one (before, after) or None per axis, or torch's flat (last_before, last_after, ...)."""
+    padding = tuple(padding)
+    if padding and all(isinstance(p, int) for p in padding):
+      if len(padding) % 2 or len(padding) > 2 * self.ndim: raise ValueError(f"flat padding {padding} does not fit shape {self.shape}")
+      pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [tuple(padding[i:i + 2]) for i in range(len(padding) - 2, -1, -2)]
+    else:
+      if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per axis of shape {self.shape}")
+      pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    x = self.shrink(tuple((-min(b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, self.shape)))
+    low, high = tuple(max(b, 0) for b, _ in pairs), tuple(max(a, 0) for _, a in pairs)
+    if not any(low + high): return x
+    padded = x._movement("pad", tuple(n + lo + hi for n, lo, hi in zip(x.shape, low, high)), (low, high))
+    if value == 0: return padded
+    inside = Tensor(LazyOp("const", dtypes.bool, x.shape, x.device, arg=True))._movement("pad", padded.shape, (low, high))
+    return inside.where(padded, value)
+
+  def shrink(self, arg) -> Tensor:
+    """Keep [start, end) of each axis; None keeps the whole axis."""
+    if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one entry per axis of shape {self.shape}")
+    ranges = tuple((0, n) if r is None else tuple(r) for r, n in zip(arg, self.shape))
+    if any(not 0 <= s <= e <= n for (s, e), n in zip(ranges, self.shape)): raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
+    if all(r == (0, n) for r, n in zip(ranges, self.shape)): return self
+    return self._movement("shrink", tuple(e - s for s, e in ranges), (tuple(s for s, _ in ranges), tuple(e for _, e in ranges)))
+
+  def flip(self, axis, *args) -> Tensor:
+    axes = tuple(self._axis(a) for a in argfix(axis, *args))
+    if len(set(axes)) != len(axes): raise ValueError(f"flip axes {axes} repeat an axis")
+    return self._movement("flip", self.shape, axes) if axes else self
+
+  def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
+    order = list(range(self.ndim))
+    order[self._axis(dim0)], order[self._axis(dim1)] = order[self._axis(dim1)], order[self._axis(dim0)]
+    return self.permute(order)
+
+  @property
+  def T(self) -> Tensor: return self.transpose()
+  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    start, end = self._axis(start_dim), self._axis(end_dim)
+    return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
+  def unsqueeze(self, dim: int) -> Tensor:
+    dim = dim + self.ndim + 1 if dim < 0 else dim
+    return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
+  def squeeze(self, dim: int | None = None) -> Tensor:
+    if dim is None: return self.reshape(tuple(n for n in self.shape if n != 1))
+    return self if self.shape[self._axis(dim)] != 1 else self.reshape(self.shape[:self._axis(dim)] + self.shape[self._axis(dim) + 1:])
+  def contiguous(self) -> Tensor: return Tensor(LazyOp("contiguous", self.dtype, self.shape, self.device, (self.lazydata,)))
+
+  # *** reductions ***
+
+  def _reduce(self, kind: str, axis: int | tuple[int, ...] | None, keepdim: bool) -> Tensor:
+    axes = tuple(range(self.ndim)) if axis is None else tuple(sorted({self._axis(a) for a in (axis if isinstance(axis, tuple | list) else (axis,))}))
+    kept = tuple(1 if i in axes else n for i, n in enumerate(self.shape))
+    reduced = Tensor(LazyOp("reduce", self.dtype, kept, self.device, (self.lazydata,), (kind, axes))) if axes else self
+    return reduced if keepdim else reduced.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
+
+  def _accumulate_dtype(self) -> DType:
+    if self.dtype is dtypes.bool or (not self.dtype.is_float and self.dtype.itemsize < 4):
+      return dtypes.uint32 if self.dtype.is_unsigned else dtypes.int32
+    return self.dtype
+
+  def sum(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(self._accumulate_dtype())._reduce("add", axis, keepdim)
+  def prod(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(self._accumulate_dtype())._reduce("mul", axis, keepdim)
+  def max(self, axis=None, keepdim: bool = False) -> Tensor: return self._reduce("max", axis, keepdim)
+  def min(self, axis=None, keepdim: bool = False) -> Tensor: return -((-self).max(axis, keepdim))
+  def mean(self, axis=None, keepdim: bool = False) -> Tensor:
+    total = self._float_cast().sum(axis, keepdim)
+    return total / max(1, self.numel() // max(1, total.numel()))
+
+  def softmax(self, axis: int = -1) -> Tensor:
+    shifted = self - self.max(axis, keepdim=True)
+    e = shifted.exp()
+    return e / e.sum(axis, keepdim=True)
+
+  def log_softmax(self, axis: int = -1) -> Tensor:
+    shifted = self - self.max(axis, keepdim=True)
+    return shifted - shifted.exp().sum(axis, keepdim=True).log()
+
+  def rsqrt(self) -> Tensor: return self.reciprocal().sqrt()
+  def layernorm(self, axis: int = -1, eps: float = 1e-5) -> Tensor:
+    centered = self - self.mean(axis, keepdim=True)
+    return centered * (centered * centered).mean(axis, keepdim=True).add(eps).rsqrt()
+
+  # *** linear algebra ***
+
+  def dot(self, w: Tensor) -> Tensor:
+    if self.ndim == 0 or w.ndim == 0: raise ValueError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
+    axis = -min(w.ndim, 2)
+    if self.shape[-1] != w.shape[axis]: raise ValueError(f"cannot matmul {self.shape} by {w.shape}: {self.shape[-1]} != {w.shape[axis]}")
+    middle = (1,) * min(self.ndim - 1, w.ndim - 1, 1)
+    x = self.reshape(self.shape[:-1] + middle + self.shape[-1:])
+    w = w.reshape(w.shape[:-2] + middle + w.shape[axis:]).transpose(-1, axis)
+    return (x * w).sum(-1)
+
+  def matmul(self, w: Tensor) -> Tensor: return self.dot(w)
+  def __matmul__(self, w: Tensor) -> Tensor: return self.dot(w)
+  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x = self * weight if weight.ndim == 1 else self.dot(weight)
+    return x if bias is None else x + bias
+
+  def schedule(self, *others: Tensor) -> list:
+    """The kernel launches that realizing this tensor (and `others`) would run, without running them."""
+    from pytc.realize import schedule
+    nodes = [t.lazydata for t in (self, *others) if not t.lazydata.is_realized]
+    return list(schedule(nodes)[0].launches) if nodes else []

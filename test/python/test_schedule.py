@@ -1,0 +1,118 @@
+"""Kernel counts of whole graphs, each beside tinygrad 0.14's count for the same graph (CPU,
+GlobalCounters.kernel_count after realize, inputs realized first), and each checked against NumPy."""
+import numpy as np
+import pytest
+
+from pytc import GlobalCounters, Tensor
+
+
+def pool(x: Tensor, k: tuple[int, ...]) -> Tensor:
+  """tinygrad's sliding windows (stride 1, dilation 1) from reshape/expand/shrink/permute: (..., out..., k...)."""
+  lead, sizes = x.shape[:-len(k)], x.shape[-len(k):]
+  outs = [n - kk + 1 for n, kk in zip(sizes, k)]
+  repeats = [-(-kk * (n + 1) // n) for kk, n in zip(k, sizes)]
+  x = x.reshape(lead + sum(((1, n) for n in sizes), ())).expand(lead + sum(((r, n) for r, n in zip(repeats, sizes)), ()))
+  x = x.reshape(lead + tuple(r * n for r, n in zip(repeats, sizes)))
+  x = x.shrink((None,) * len(lead) + tuple((0, kk * (n + 1)) for kk, n in zip(k, sizes)))
+  x = x.reshape(lead + sum(((kk, n + 1) for kk, n in zip(k, sizes)), ()))
+  x = x.shrink((None,) * len(lead) + sum((((0, kk), (0, o)) for kk, o in zip(k, outs)), ()))
+  return x.permute(*range(len(lead)), *[len(lead) + 2 * i + 1 for i in range(len(k))], *[len(lead) + 2 * i for i in range(len(k))])
+
+
+def conv2d(x: Tensor, w: Tensor, padding: int) -> Tensor:
+  (n, c, _, _), (o, _, kh, kw) = x.shape, w.shape
+  windows = pool(x.pad(((0, 0), (0, 0), (padding, padding), (padding, padding))), (kh, kw))
+  oh, ow = windows.shape[2:4]
+  return (windows.reshape(n, 1, c, oh, ow, kh, kw) * w.reshape(1, o, c, 1, 1, kh, kw)).sum((2, 5, 6))
+
+
+def np_conv2d(x, w, padding):
+  xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+  (n, _, h, wd), (o, _, kh, kw) = xp.shape, w.shape
+  out = np.zeros((n, o, h - kh + 1, wd - kw + 1), np.float32)
+  for i in range(kh):
+    for j in range(kw): out += np.einsum("nchw,oc->nohw", xp[:, :, i:i + h - kh + 1, j:j + wd - kw + 1], w[:, :, i, j])
+  return out
+
+
+def np_softmax(x, axis=-1):
+  e = np.exp(x - x.max(axis, keepdims=True))
+  return e / e.sum(axis, keepdims=True)
+
+
+def np_layernorm(x, eps=1e-5):
+  c = x - x.mean(-1, keepdims=True)
+  return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps)
+
+
+# (name, input shapes, pytc graph, NumPy reference, pytc kernels, tinygrad 0.14 kernels)
+GRAPHS = [
+  ("add", [(4, 4), (4, 4)], lambda a, b: a + b, lambda a, b: a + b, 1, 1),
+  ("elementwise_chain", [(16, 16), (16, 16)], lambda a, b: (a * b + a).relu(), lambda a, b: np.maximum(a * b + a, 0), 1, 1),
+  ("broadcast", [(4, 1), (1, 4)], lambda a, b: a + b, lambda a, b: a + b, 1, 1),
+  ("scalar_chain", [(8, 8)], lambda a: ((a + 1.0) * 2).exp2(), lambda a: np.exp2((a + 1) * 2), 1, 1),
+  ("permute_contiguous", [(8, 16)], lambda a: a.permute(1, 0).contiguous(), lambda a: a.T, 1, 1),
+  ("permute_add", [(8, 16), (16, 8)], lambda a, b: a.permute(1, 0) + b, lambda a, b: a.T + b, 1, 1),
+  ("pad_view", [(4, 4)], lambda a: a.pad(((1, 1), (2, 0))), lambda a: np.pad(a, ((1, 1), (2, 0))), 0, 0),
+  ("shrink_view", [(4, 4)], lambda a: a.shrink(((1, 3), (0, 2))), lambda a: a[1:3, 0:2], 0, 0),
+  ("flip_view", [(4, 4)], lambda a: a.flip(0), lambda a: a[::-1], 0, 0),
+  ("pad_shrink_view", [(4, 4)], lambda a: a.pad(((1, 1), (1, 1))).shrink(((1, 5), (1, 5))), lambda a: a, 0, 0),
+  ("flip_pad_add", [(4, 4)], lambda a: a.flip(1).pad(((0, 0), (2, 2))) + 1, lambda a: np.pad(a[:, ::-1], ((0, 0), (2, 2))) + 1, 1, 1),
+  ("sum_axis", [(8, 16)], lambda a: a.sum(axis=1), lambda a: a.sum(1), 1, 1),
+  ("sum_all", [(32, 32)], lambda a: a.sum(), lambda a: a.sum(), 1, 1),
+  ("reduce_then_elementwise", [(8, 16)], lambda a: a.sum(axis=1).exp(), lambda a: np.exp(a.sum(1)), 1, 1),
+  ("sub_max", [(8, 16)], lambda a: a - a.max(axis=1, keepdim=True), lambda a: a - a.max(1, keepdims=True), 2, 2),
+  ("softmax", [(8, 16)], lambda a: a.softmax(axis=-1), np_softmax, 3, 3),
+  ("log_softmax", [(8, 16)], lambda a: a.log_softmax(axis=-1), lambda a: np.log(np_softmax(a)), 3, 3),
+  ("layernorm", [(8, 16)], lambda a: a.layernorm(axis=-1), np_layernorm, 3, 3),
+  ("matmul", [(16, 32), (32, 8)], lambda a, b: a @ b, lambda a, b: a @ b, 1, 1),
+  ("matmul_bias_relu", [(4, 32), (32, 16), (16,)], lambda a, w, b: (a @ w + b).relu(), lambda a, w, b: np.maximum(a @ w + b, 0), 1, 1),
+  ("mlp", [(4, 32), (32, 64), (64,), (64, 10), (10,)], lambda x, w1, b1, w2, b2: (x @ w1 + b1).relu() @ w2 + b2,
+   lambda x, w1, b1, w2, b2: np.maximum(x @ w1 + b1, 0) @ w2 + b2, 2, 2),
+  ("conv2d", [(1, 3, 8, 8), (4, 3, 3, 3)], lambda x, w: conv2d(x, w, 1), lambda x, w: np_conv2d(x, w, 1), 1, 1),
+  ("attention", [(1, 2, 8, 16)] * 3, lambda q, k, v: (q @ k.transpose(-2, -1) / 4).softmax(-1) @ v,
+   lambda q, k, v: np_softmax(q @ k.swapaxes(-2, -1) / 4) @ v, 4, 4),
+  ("shared_subexpression", [(8, 8), (8, 8)], lambda a, b: ((c := (a * b).exp()) + 1, c * 2),
+   lambda a, b: (np.exp(a * b) + 1, np.exp(a * b) * 2), 2, 2),
+  ("mean_axis0", [(16, 8)], lambda a: a.mean(axis=0), lambda a: a.mean(0), 1, 1),
+  ("reshape_sum", [(16,)], lambda a: a.reshape(4, 4).sum(axis=0), lambda a: a.reshape(4, 4).sum(0), 1, 1),
+  ("max_plus_min", [(8, 8), (8, 8)], lambda a, b: a.max(axis=0) + b.min(axis=1), lambda a, b: a.max(0) + b.min(1), 1, 1),
+  ("contiguous_then_mul", [(8, 8), (8, 8)], lambda a, b: (a + b).contiguous() * 2, lambda a, b: (a + b) * 2, 2, 2),
+  ("expand_mul", [(1, 8), (4, 8)], lambda a, b: a.expand(4, 8) * b, lambda a, b: np.broadcast_to(a, (4, 8)) * b, 1, 1),
+]
+
+
+@pytest.mark.parametrize("name, shapes, graph, reference, kernels, tinygrad_kernels", GRAPHS, ids=[g[0] for g in GRAPHS])
+def test_kernel_count_and_numerics(name, shapes, graph, reference, kernels, tinygrad_kernels):
+  rng = np.random.default_rng(len(name))
+  arrays = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+  tensors = [Tensor(array) for array in arrays]
+  outputs = graph(*tensors)
+  outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+  GlobalCounters.reset()
+  outputs[0].realize(*outputs[1:])
+  assert GlobalCounters.kernel_count == kernels
+  assert kernels <= tinygrad_kernels
+  expected = reference(*arrays)
+  for out, ref in zip(outputs, expected if isinstance(expected, tuple) else (expected,)):
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_schedule_lists_the_kernels_without_running_them():
+  a = Tensor(np.ones((8, 16), np.float32))
+  GlobalCounters.reset()
+  launches = a.softmax().schedule()
+  assert GlobalCounters.kernel_count == 0
+  assert [launch.kernel[0] for launch in launches] == ["r", "r", "E"]
+  assert all(role == "output" for role, _ in launches[-1].args[:1])
+
+
+def test_schedule_is_reused_for_the_same_structure():
+  from pytc import compiler
+  x, w = Tensor(np.ones((4, 8), np.float32)), Tensor(np.ones((8, 2), np.float32))
+  (x @ w).realize()
+  cached = len(compiler._graphs)
+  y, v = Tensor(np.full((4, 8), 2, np.float32)), Tensor(np.full((8, 2), 3, np.float32))
+  result = (y @ v).numpy()
+  assert len(compiler._graphs) == cached
+  np.testing.assert_allclose(result, np.full((4, 2), 48, np.float32))
