@@ -107,7 +107,13 @@ def test_realize_several_outputs_in_one_schedule():
 
 
 def test_errors_are_clear():
-  with pytest.raises(ValueError, match=r"shapes \(2,\) and \(3,\) differ"): Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])
+  with pytest.raises(ValueError, match=r"cannot broadcast shapes \(2,\) and \(3,\)"): Tensor([1.0, 2.0]) + Tensor([1.0, 2.0, 3.0])
+  with pytest.raises(ValueError, match=r"cannot reshape \(2,\) \(2 elements\) to \(3,\)"): Tensor([1.0, 2.0]).reshape(3)
+  with pytest.raises(IndexError, match=r"axis 2 is out of range for shape \(2,\)"): Tensor([1.0, 2.0]).sum(axis=2)
+  with pytest.raises(ValueError, match=r"shrink \(\(0, 5\),\) is out of bounds for shape \(2,\)"): Tensor([1.0, 2.0]).shrink(((0, 5),))
+  with pytest.raises(ValueError, match=r"cannot expand \(2,\) to \(3,\)"): Tensor([1.0, 2.0]).expand(3)
+  with pytest.raises(ValueError, match=r"permute order \(0, 0\) is not a permutation"): Tensor([[1.0]]).permute(0, 0)
+  with pytest.raises(ValueError, match=r"cannot matmul \(2, 3\) by \(2, 3\)"): Tensor(np.ones((2, 3))) @ Tensor(np.ones((2, 3)))
   with pytest.raises(ValueError, match="unknown device 'TPU'"): Tensor([1.0], device="TPU")
   with pytest.raises(TypeError, match="cannot make a Tensor from str"): Tensor("abc")
   with pytest.raises(TypeError, match="NumPy dtype <U1"): Tensor(["a", "b"])
