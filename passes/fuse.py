@@ -22,21 +22,16 @@ from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
 from pytc.passes import register
-from pytc.passes.clone import clone
+from pytc.passes.clone import clone, dependencies
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
 TRANSCENDENTAL = {"uop.exp2", "uop.log2", "uop.sin", "uop.sqrt", "uop.pow", "uop.recip"}
 
 
 def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
-  """The ops `value` depends on, up to values in `stop` and block arguments, in block order."""
-  seen, stack = set(), [value]
-  while stack:
-    v = stack.pop()
-    if isinstance(v, ir.BlockArgument) or v in stop or v.owner.operation in seen: continue
-    seen.add(v.owner.operation)
-    stack.extend(v.owner.operands)
-  return [op.operation for op in value.owner.operation.block.operations if op.operation in seen] if seen else []
+  """The ops `value` depends on (its own included), up to values in `stop` and block arguments, each after its operands."""
+  if isinstance(value, ir.BlockArgument) or value in stop: return []
+  return dependencies(value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and v not in stop)
 
 
 def weight(ops: list[ir.Operation]) -> int:

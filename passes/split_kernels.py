@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from pytc.passes import register
-from pytc.passes.clone import clone, erase_dead
+from pytc.passes.clone import clone, dependencies, erase_dead
 
 BUFFER_ROOTS = ("uop.buffer", "uop.end")
 
@@ -21,14 +21,8 @@ def is_buffer(value: ir.Value) -> bool:
 
 
 def kernel_cone(end: ir.Operation) -> list[ir.Operation]:
-  """The ops `end` depends on (itself included), in block order, stopping at buffers."""
-  seen, stack = set(), [end]
-  while stack:
-    op = stack.pop()
-    if op in seen: continue
-    seen.add(op)
-    stack.extend(v.owner.operation for v in op.operands if not is_buffer(v) or (op == end and v.owner.name == "uop.store"))
-  return [op.operation for op in end.block.operations if op.operation in seen]
+  """The ops `end` depends on (itself included), each after its operands, stopping at buffers."""
+  return dependencies(end, lambda op, v: not is_buffer(v) or (op == end and v.owner.name == "uop.store"))
 
 
 def underlying_buffer(value: ir.Value) -> ir.Value:

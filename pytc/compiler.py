@@ -44,17 +44,24 @@ class Temporary:
 
 
 @dataclass(frozen=True)
-class CompiledGraph:
-  """A graph compiled for the CPU: its launches in order, the temporary buffers they need, and the kernels."""
-  launches: tuple[Launch, ...]
-  temporaries: tuple[Temporary, ...]
+class Program:
+  """The kernels of a schedule compiled into one JIT module: `entries` maps kernel names to their packed entry points."""
   entries: dict[str, int]
   kernel_ir: str
   compile_seconds: float
   engine: ExecutionEngine | None
 
 
-_graphs: dict[str, CompiledGraph] = {}
+@dataclass
+class Schedule:
+  """A scheduled graph: its launches in order, the temporary buffers they need, and its kernels (compiled on first use)."""
+  launches: tuple[Launch, ...]
+  temporaries: tuple[Temporary, ...]
+  kernels: ir.Module
+  schedule_seconds: float
+  program: Program | None = None
+
+
 
 
 def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
@@ -81,20 +88,25 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
   return tuple(launches), tuple(temporaries)
 
 
-def compile_graph(module: ir.Module, name: str, inputs: int) -> CompiledGraph:
-  """Schedule and compile the graph function `name` (with `inputs` input arguments); cached by the graph's text."""
-  key = str(module)
-  if (compiled := _graphs.get(key)) is not None: return compiled
+def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
+  """Run the scheduling passes on the graph function `name` (whose first `inputs` arguments are inputs)."""
   start = time.perf_counter()
   run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
   graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
   launches, temporaries = extract_schedule(graph, inputs)
   graph.operation.erase()
-  run_pipeline(module, KERNEL_PIPELINE, f"{name}/2-kernels")
-  kernel_ir = str(module)
+  return Schedule(launches, temporaries, module, time.perf_counter() - start)
+
+
+def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
+  """Lower the schedule's kernels and JIT them into one module for the CPU (once per schedule)."""
+  if schedule.program is not None: return schedule.program
+  start = time.perf_counter()
+  run_pipeline(schedule.kernels, KERNEL_PIPELINE, f"{name}/2-kernels")
+  kernel_ir = str(schedule.kernels)
   if DEBUG >= 4: print(kernel_ir)
-  run_pipeline(module, CPU_PIPELINE, f"{name}/3-cpu")
-  engine = ExecutionEngine(module, opt_level=3) if launches else None
-  entries = {launch.kernel: engine.raw_lookup(launch.kernel) for launch in launches}
-  _graphs[key] = compiled = CompiledGraph(launches, temporaries, entries, kernel_ir, time.perf_counter() - start, engine)
-  return compiled
+  run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
+  engine = ExecutionEngine(schedule.kernels, opt_level=3) if schedule.launches else None
+  entries = {launch.kernel: engine.raw_lookup(launch.kernel) for launch in schedule.launches}
+  schedule.program = Program(entries, kernel_ir, time.perf_counter() - start, engine)
+  return schedule.program

@@ -18,8 +18,42 @@ class LazyOp:
   srcs: tuple[LazyOp, ...] = ()
   arg: object = None  # const: the scalar; buffer: the device buffer; movement/reduce: their parameters (see _attributes)
 
+  def __post_init__(self) -> None:
+    leaves, wiring = merge_leaves(self)
+    key = (self.op, self.dtype.name, self.shape, self.device, None if self.op == "buffer" else self.arg,
+           tuple((src.structure, w) for src, w in zip(self.srcs, wiring)))
+    object.__setattr__(self, "leaves", leaves)
+    object.__setattr__(self, "structure", _structures.setdefault(key, len(_structures)))
+
   @property
   def is_realized(self) -> bool: return self.op == "buffer"
+
+
+# Structural identity, computed as the graph is built so that looking up a schedule costs O(outputs):
+# `structure` numbers what a node computes from its leaves (the buffers it reads, in first-use order),
+# and `wiring` says which of a node's leaves each source's leaves are. Equal structures compute the same
+# function of their leaves, whichever buffers those are.
+_structures: dict[tuple, int] = {}
+
+
+def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
+  if node.op == "buffer": return (node,), ()
+  with_leaves = [src for src in node.srcs if src.leaves]
+  if len(with_leaves) <= 1 or all(src.leaves is with_leaves[0].leaves for src in with_leaves):
+    leaves = with_leaves[0].leaves if with_leaves else ()
+    return leaves, tuple(None for _ in node.srcs)
+  position: dict[int, int] = {}
+  for src in with_leaves:
+    for leaf in src.leaves: position.setdefault(id(leaf), len(position))
+  merged = {id(leaf): leaf for src in with_leaves for leaf in src.leaves}
+  leaves = tuple(sorted(merged.values(), key=lambda leaf: position[id(leaf)]))
+  return leaves, tuple(tuple(position[id(leaf)] for leaf in src.leaves) for src in node.srcs)
+
+
+def structure_of(outputs: list[LazyOp]) -> tuple[tuple[LazyOp, ...], int]:
+  """The leaves of several outputs together and a number for what they compute from them."""
+  holder = LazyOp("sink", outputs[0].dtype, (), outputs[0].device, tuple(outputs))
+  return holder.leaves, holder.structure
 
 
 MOVEMENT = {"reshape", "permute", "expand", "pad", "shrink", "flip"}
@@ -72,11 +106,10 @@ def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
   return {}
 
 
-def to_mlir(outputs: list[LazyOp], name: str) -> tuple[ir.Module, list[LazyOp]]:
-  """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }` and the buffer nodes
-  that are its arguments, in order. The text depends only on the graph's structure, not on buffer identity."""
+def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.Module:
+  """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }`, one argument per input
+  buffer node in the order given. The text depends only on the graph's structure, not on buffer identity."""
   nodes = toposort(outputs)
-  inputs = [node for node in nodes if node.is_realized]
   module = ir.Module.create()
   with ir.InsertionPoint(module.body):
     fn = ir.Operation.create("func.func", attributes={
@@ -93,4 +126,4 @@ def to_mlir(outputs: list[LazyOp], name: str) -> tuple[ir.Module, list[LazyOp]]:
       values[id(node)] = op.result
     ir.Operation.create("uop.sink", operands=[values[id(out)] for out in outputs])
     ir.Operation.create("func.return")
-  return module, inputs
+  return module

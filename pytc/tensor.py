@@ -51,6 +51,12 @@ class Tensor:
     buffer = Buffer(device, dtype, tuple(array.shape)).copyin(array)
     self.lazydata = LazyOp("buffer", dtype, tuple(array.shape), device, arg=buffer)
 
+  @staticmethod
+  def empty(*shape, dtype: DType | None = None, device: str | None = None) -> Tensor:
+    """A realized tensor whose contents are unspecified."""
+    shape, device, dtype = argfix(*shape), Device.canonicalize(device), dtype or dtypes.default_float
+    return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape)))
+
   # *** properties ***
 
   @property
@@ -136,6 +142,10 @@ class Tensor:
   def square(self) -> Tensor: return self * self
   def relu(self) -> Tensor: return self.maximum(0)
   def sigmoid(self) -> Tensor: return (1 + (-self._float_cast()).exp()).reciprocal()
+  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float_cast()).sigmoid() - 1.0
+  def gelu(self) -> Tensor:
+    x = self._float_cast()
+    return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
   def abs(self) -> Tensor: return self.maximum(-self)
   def _float_cast(self) -> Tensor: return self if self.dtype.is_float else self.cast(dtypes.default_float)
 

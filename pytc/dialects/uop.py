@@ -9,8 +9,11 @@ from pathlib import Path
 
 from mlir import ir
 
+from ._ods_common import _cext
 from ._uop_ops_gen import *  # noqa: F403
 from ._uop_ops_gen import _Dialect  # noqa: F401
+
+_cext.globals.append_dialect_search_prefix("pytc.dialects")  # op views of uop ops resolve here, without import lookups
 
 _library = ctypes.CDLL(str(Path(__file__).resolve().parent.parent / "libpytc_uop.so"))
 _library.pytcLoadUOpDialect.argtypes = [ctypes.c_void_p]

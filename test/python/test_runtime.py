@@ -7,22 +7,26 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from pytc.compiler import compile_graph, context
+from pytc.compiler import compile_kernels, context, schedule_graph
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
 from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
 from pytc.runtime.hcq import Op, decode
 from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, Kernargs
 
+_programs = {}  # the JIT'd code lives as long as its program
+
 
 def add_one_kernel(n: int) -> int:
   """The entry of a compiled `out = x + 1` over n float32; its arguments are (out, x)."""
-  x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
-  graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
-  with context(), ir.Location.unknown():
-    module, _ = to_mlir([graph], f"add_one_{n}")
-    compiled = compile_graph(module, f"add_one_{n}", 1)
-    return compiled.entries[compiled.launches[0].kernel]
+  if n not in _programs:
+    x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
+    graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
+    with context(), ir.Location.unknown():
+      scheduled = schedule_graph(to_mlir([graph], (x,), f"add_one_{n}"), f"add_one_{n}", 1)
+      _programs[n] = (compile_kernels(scheduled), scheduled.launches[0].kernel)
+  program, kernel = _programs[n]
+  return program.entries[kernel]
 
 
 def float_buffer(values) -> CPUBuffer:

@@ -3,7 +3,7 @@ GlobalCounters.kernel_count after realize, inputs realized first), and each chec
 import numpy as np
 import pytest
 
-from pytc import GlobalCounters, Tensor
+from pytc import GlobalCounters, Tensor, realize
 
 
 def pool(x: Tensor, k: tuple[int, ...]) -> Tensor:
@@ -108,11 +108,19 @@ def test_schedule_lists_the_kernels_without_running_them():
 
 
 def test_schedule_is_reused_for_the_same_structure():
-  from pytc import compiler
   x, w = Tensor(np.ones((4, 8), np.float32)), Tensor(np.ones((8, 2), np.float32))
   (x @ w).realize()
-  cached = len(compiler._graphs)
+  cached = len(realize._schedules)
   y, v = Tensor(np.full((4, 8), 2, np.float32)), Tensor(np.full((8, 2), 3, np.float32))
   result = (y @ v).numpy()
-  assert len(compiler._graphs) == cached
+  assert len(realize._schedules) == cached
   np.testing.assert_allclose(result, np.full((4, 2), 48, np.float32))
+
+
+def test_structure_tells_shared_inputs_apart():
+  x, y = Tensor(np.full((4,), 2, np.float32)), Tensor(np.full((4,), 5, np.float32))
+  same, different = (x * x).numpy(), (x * y).numpy()
+  np.testing.assert_array_equal(same, np.full((4,), 4, np.float32))
+  np.testing.assert_array_equal(different, np.full((4,), 10, np.float32))
+  assert (x * x).lazydata.structure != (x * y).lazydata.structure
+  assert (x * y).lazydata.structure == (y * x).lazydata.structure
