@@ -6,7 +6,7 @@ import time
 
 from mlir import ir
 
-from pytc.compiler import Launch, Schedule, compile_kernels, context, schedule_graph
+from pytc.compiler import Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, structure_of, to_mlir
@@ -42,23 +42,23 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
   buffers = {"input": [n.arg for n in inputs], "output": [Buffer(device_name, n.dtype, n.shape) for n in pending],
              "temp": [Buffer(device_name, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
   queue, kernargs, stamps = device.queue(), [], []
+  began, ended = device.new_signal(), device.new_signal()
+  queue.timestamp(began)
   for launch in scheduled.launches:
     kernargs.append(Kernargs([buffers[role][i].address for role, i in launch.args]))
     if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
     if stamps: queue.timestamp(stamps[-1][1])
     queue.exec(program.entries[launch.kernel], kernargs[-1].address)
     if stamps: queue.timestamp(stamps[-1][2])
-  queue.signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
+  GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
+  for number, (launch, start_kernel, end_kernel) in enumerate(stamps, GlobalCounters.kernel_count + 1):
+    print(f"*** {device_name:<6} {number:4d} {launch.kernel:<20} args {len(launch.args):3d}  "
+          f"tm {(end_kernel.timestamp_ns - start_kernel.timestamp_ns) * 1e-3:9.2f}us")
   GlobalCounters.kernel_count += len(scheduled.launches)
-  for launch, began, ended in stamps: report(launch, device_name, (ended.timestamp_ns - began.timestamp_ns) * 1e-9)
   if DEBUG >= 1:
     print(f"realize: {len(scheduled.launches)} kernels in {(time.perf_counter() - start) * 1e3:.2f} ms "
           f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {program.compile_seconds * 1e3:.2f} ms)")
   done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=b) for n, b in zip(pending, buffers["output"])}
   return [done.get(id(n), n) for n in outputs]
-
-
-def report(launch: Launch, device: str, seconds: float) -> None:
-  GlobalCounters.time_sum_s += seconds
-  print(f"*** {device:<6} {GlobalCounters.kernel_count:4d} {launch.kernel:<20} args {len(launch.args):3d}  tm {seconds * 1e6:9.2f}us")
