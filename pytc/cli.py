@@ -5,7 +5,7 @@ from importlib.metadata import version
 
 from mlir import ir
 
-from pytc.compiler import CPU_PIPELINE, GRAPH_PIPELINE, context, run_pipeline
+from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE, context, run_pipeline
 from pytc.runtime import DEVICES
 
 
@@ -18,8 +18,11 @@ def compile_file(path: str, stage: str) -> int:
   with context():
     try:
       module = ir.Module.parse(text)
-      run_pipeline(module, GRAPH_PIPELINE)
-      if stage == "llvm": run_pipeline(module, CPU_PIPELINE)
+      run_pipeline(module, SCHEDULE_PIPELINE)
+      if stage != "schedule": run_pipeline(module, KERNEL_PIPELINE)
+      if stage == "llvm":
+        for op in [op for op in module.body.operations if "pytc.kernel" not in op.attributes]: op.operation.erase()
+        run_pipeline(module, CPU_PIPELINE)
     except ir.MLIRError as error:
       print(f"pytc: error: {error}", file=sys.stderr)
       return 1
@@ -32,10 +35,11 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--version", action="version", version=f"pytc {version('pytc')}")
   commands = parser.add_subparsers(dest="command", required=True)
   commands.add_parser("devices", help="list the devices this build can run on")
-  compile_parser = commands.add_parser("compile", help="compile a uop graph (.mlir) for the CPU and print the result")
+  compile_parser = commands.add_parser("compile", help="schedule and compile a uop graph (.mlir) for the CPU, print the result")
   compile_parser.add_argument("input", help="a module with a uop graph function ('-' for stdin)")
-  compile_parser.add_argument("--stage", choices=["kernel", "llvm"], default="kernel",
-                              help="kernel: scf/memref/arith kernels (default); llvm: the LLVM dialect the JIT takes")
+  compile_parser.add_argument("--stage", choices=["schedule", "kernels", "llvm"], default="kernels",
+                              help="schedule: the launch list and index-level kernels; kernels: scf/memref/arith kernels (default); "
+                                   "llvm: the kernels in the LLVM dialect the JIT takes")
   args = parser.parse_args(argv)
   if args.command == "devices":
     print("\n".join(DEVICES))
