@@ -48,7 +48,7 @@ def register(argument: str, description: str) -> Callable[[Callable[..., None]],
 def _as_mlir_pass(info: PassInfo, options: dict[str, str]) -> Callable:
   def run(op: ir.Operation, pass_) -> None:
     try:
-      info.run(op, **options)
+      with op.context, op.location: info.run(op, **options)
     except PassError as error:
       error.location.emit_error(str(error))
       pass_.signal_pass_failure()
