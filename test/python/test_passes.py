@@ -1,0 +1,53 @@
+"""Properties every scheduling pass keeps: each is idempotent on its own output, and the passes compose."""
+import pytest
+from mlir import ir
+
+from pytc.compiler import context
+from pytc.passes import PASSES, pass_manager
+
+GRAPHS = {
+  "softmax": """func.func @graph(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %me : tensor<4x8xf32>
+  %s = uop.add %a, %n : tensor<4x8xf32>
+  %e = uop.exp2 %s : tensor<4x8xf32>
+  %t = uop.reduce add %e [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %te = uop.expand %t : tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = uop.recip %te : tensor<4x8xf32>
+  %o = uop.mul %e, %r : tensor<4x8xf32>
+  uop.sink %o : tensor<4x8xf32>
+  return
+}""",
+  "padded_matmul": """func.func @graph(%a: tensor<4x6xf32>, %b: tensor<8x3xf32>) {
+  %p = uop.pad %a low [0, 1] high [0, 1] : tensor<4x6xf32> -> tensor<4x8xf32>
+  %x = uop.reshape %p : tensor<4x8xf32> -> tensor<4x8x1xf32>
+  %xe = uop.expand %x : tensor<4x8x1xf32> -> tensor<4x8x3xf32>
+  %y = uop.reshape %b : tensor<8x3xf32> -> tensor<1x8x3xf32>
+  %ye = uop.expand %y : tensor<1x8x3xf32> -> tensor<4x8x3xf32>
+  %m = uop.mul %xe, %ye : tensor<4x8x3xf32>
+  %s = uop.reduce add %m [1] : tensor<4x8x3xf32> -> tensor<4x1x3xf32>
+  %c = uop.contiguous %m : tensor<4x8x3xf32>
+  uop.sink %s, %c : tensor<4x1x3xf32>, tensor<4x8x3xf32>
+  return
+}""",
+}
+ORDER = ["pytc-rangeify", "pytc-fuse", "pytc-bufferize", "pytc-split-kernels", "pytc-schedule", "pytc-lower-kernels"]
+
+
+def run(text: str, pipeline: list[str]) -> str:
+  with context():
+    module = ir.Module.parse(text)
+    pass_manager("builtin.module(" + ",".join(pipeline) + ")", module.context).run(module.operation)
+    return str(module)
+
+
+def test_every_scheduling_pass_is_registered():
+  assert set(ORDER) <= set(PASSES)
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("position", range(len(ORDER)), ids=ORDER)
+def test_pass_is_idempotent(graph, position):
+  once = run(GRAPHS[graph], ORDER[:position + 1])
+  assert run(once, [ORDER[position]]) == once
