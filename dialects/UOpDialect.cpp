@@ -359,8 +359,8 @@ void LaunchOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 LogicalResult RangeOp::verify() {
-  if (getSize() < 1)
-    return emitOpError("size ") << getSize() << " is not positive";
+  if (getSize() < 0)
+    return emitOpError("size ") << getSize() << " is negative";
   return success();
 }
 

@@ -241,7 +241,7 @@ def UOp_SinkOp : UOp_Op<"sink", [DeclareOpInterfaceMethods<MemoryEffectsOpInterf
 //===----------------------------------------------------------------------===//
 
 def UOp_RangeOp : UOp_Op<"range", [Pure]> {
-  let summary = "a loop index over [0, size); `id` tells ranges of the same size apart";
+  let summary = "a loop index over [0, size) (empty for size 0); `id` tells ranges of the same size apart";
   let description = [{
     ```mlir
     %i = uop.range loop 16 id 0

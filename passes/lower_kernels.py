@@ -4,7 +4,8 @@ The loop ranges of a kernel's store become one `scf.parallel`; each `uop.range_r
 `scf.for` loops over its reduce ranges carrying the accumulator; `uop.index` becomes
 `memref.load` (a gated read clamps its indices to 0 and selects 0 where `valid` is false, so
 padding is never read); scalar uops become arith/math (see scalar.py). Buffers of booleans are
-bytes and unsigned integers are signless, as the LLVM lowering needs.
+bytes and unsigned integers are signless, as the LLVM lowering needs; an empty buffer is neither read
+nor written.
 """
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
@@ -16,9 +17,13 @@ from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsign
 COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
 
 
+def is_empty(t: ir.Type) -> bool: return 0 in ir.MemRefType(t).shape
+
+
 def storage_memref(t: ir.Type) -> ir.MemRefType:
+  """The memref a kernel parameter is passed as; an empty buffer is 1-D (it is never read or written)."""
   t = ir.MemRefType(t)
-  return ir.MemRefType.get(list(t.shape), storage_type(t.element_type))
+  return ir.MemRefType.get([0] if is_empty(t) else list(t.shape), storage_type(t.element_type))
 
 
 def reduce_identity(kind: int, t: ir.Type) -> ir.Value:
@@ -59,8 +64,9 @@ class KernelLowering:
 
   def emit_load(self, op: ir.OpView) -> ir.Value:
     segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    source, indices = self.emit(op.operands[0]), [self.emit(v) for v in op.operands[1:1 + segments[1]]]
     element = op.results[0].type
+    if is_empty(op.operands[0].type): return constant(element, 0)  # inside a loop that never runs
+    source, indices = self.emit(op.operands[0]), [self.emit(v) for v in op.operands[1:1 + segments[1]]]
     if not segments[2]: return load(element, memref.load(source, indices))
     valid, zero_index = self.emit(op.operands[-1]), arith.constant(self.index, 0)
     value = load(element, memref.load(source, [arith.select(valid, i, zero_index) for i in indices]))
@@ -83,6 +89,7 @@ class KernelLowering:
 
   def store(self, op: ir.OpView) -> None:
     value, target, *indices = op.operands
+    if is_empty(target.type): return
     memref.store(store(value.type, self.emit(value)), self.emit(target), [self.emit(i) for i in indices])
 
 

@@ -1,7 +1,7 @@
 """pytc-rangeify: tensor-level uops become index-level scalar code over ranges.
 
 Every value that must live in memory is materialized with `uop.bufferize` over fresh loop
-ranges, one per dim (the constant 0 for a size-1 dim): the graph's outputs (`reason="output"`),
+ranges, one per dim (the constant 0 for a size-1 dim; an empty dim gets an empty range): the graph's outputs (`reason="output"`),
 `contiguous` and `copy` results, a reduce whose result is consumed through an expand
 ("reduce-expand": otherwise it would be recomputed for every expanded element), and every other
 value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines).
@@ -71,7 +71,7 @@ class Rangeifier:
     return Range(rid, size, op.result)
 
   def materialize(self, value: ir.Value) -> ir.Value:
-    ranges = [self.new_range(n, "loop") if n > 1 else None for n in shape_of(value)]
+    ranges = [self.new_range(n, "loop") if n != 1 else None for n in shape_of(value)]
     scalar = self.emit(value, tuple(Lin.of(r) if r else Lin() for r in ranges), frozenset(), top=True)
     operands = [r.value if r else self.index.constant(0) for r in ranges]
     op = ir.Operation.create("uop.bufferize", results=[value.type], operands=[scalar, *operands],
@@ -150,7 +150,7 @@ class Rangeifier:
   def emit_reduce(self, op: ir.OpView, source_shape: list[int], idx: tuple[Lin, ...], valid) -> ir.Value:
     axes, moved, ranges = set(array_attr(op, "axes")), list(idx), []
     for axis in sorted(axes):
-      if source_shape[axis] > 1:
+      if source_shape[axis] != 1:
         ranges.append(self.new_range(source_shape[axis], "reduce"))
         moved[axis] = Lin.of(ranges[-1])
       else: moved[axis] = Lin()

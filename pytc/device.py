@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from pytc.dtype import DType, from_numpy, to_numpy
 from pytc.helpers import prod
 from pytc.runtime import DEVICES, open_device
@@ -43,7 +45,7 @@ class Buffer:
   def address(self) -> int: return self.raw.address
 
   def copyin(self, array) -> Buffer:
-    self.raw.copyin(memoryview(from_numpy(array, self.dtype)).cast("B"))
+    self.raw.copyin(memoryview(from_numpy(array, self.dtype).reshape(-1).view(np.uint8)))
     return self
 
   def numpy(self):

@@ -138,3 +138,10 @@ def test_pytc_dump_writes_the_ir_after_every_pass(tmp_path):
   assert "1_pytc-rangeify.mlir" in dumped and any("convert-func-to-llvm" in name for name in dumped)
   lowered = next((tmp_path / "ir" / "graph").rglob("0_pytc-lower-kernels.mlir")).read_text()
   assert "scf.parallel" in lowered and "math.exp2" in lowered
+
+
+def test_empty_tensors():
+  assert (Tensor([]) + 1).numpy().shape == (0,)
+  np.testing.assert_array_equal(Tensor(np.ones((0, 3), np.float32)).sum(0).numpy(), np.zeros(3, np.float32))
+  np.testing.assert_array_equal(Tensor(np.ones((2, 0), np.float32)).max(1).numpy(), np.full(2, -np.inf, np.float32))
+  assert (Tensor(np.ones((2, 0), np.float32)).permute(1, 0) * 2).numpy().shape == (0, 2)

@@ -585,10 +585,10 @@ func.func @const_missing_literal() {
 
 // -----
 
-// range: the size must be positive.
+// range: the size cannot be negative.
 func.func @range_size() {
-  // expected-error @+1 {{'uop.range' op size 0 is not positive}}
-  %r = uop.range loop 0 id 0
+  // expected-error @+1 {{'uop.range' op size -1 is negative}}
+  %r = uop.range loop -1 id 0
   return
 }
 
