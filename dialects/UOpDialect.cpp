@@ -359,8 +359,9 @@ void LaunchOp::getEffects(
 //===----------------------------------------------------------------------===//
 
 LogicalResult RangeOp::verify() {
-  if (getSize() < 0)
-    return emitOpError("size ") << getSize() << " is negative";
+  int64_t size = static_cast<int64_t>(getSize());
+  if (size < 0)
+    return emitOpError("size ") << size << " is negative";
   return success();
 }
 
@@ -395,8 +396,8 @@ LogicalResult BufferizeOp::verify() {
                                         << getType().getElementType();
   for (auto [axis, range, dim] : llvm::enumerate(getRanges(), shape)) {
     if (auto loop = range.getDefiningOp<RangeOp>()) {
-      if (loop.getSize() != dim)
-        return emitOpError("range of size ") << loop.getSize() << " for dim " << axis
+      if (static_cast<int64_t>(loop.getSize()) != dim)
+        return emitOpError("range of size ") << static_cast<int64_t>(loop.getSize()) << " for dim " << axis
                                              << " of size " << dim;
       continue;
     }
