@@ -45,6 +45,12 @@ def register(argument: str, description: str) -> Callable[[Callable[..., None]],
   return wrap
 
 
+def functions_with(module: ir.Operation, op_name: str) -> list[ir.OpView]:
+  """The functions of `module` with a body that holds an `op_name` op."""
+  return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)
+          and any(o.operation.name == op_name for o in op.regions[0].blocks[0].operations)]
+
+
 def _as_mlir_pass(info: PassInfo, options: dict[str, str]) -> Callable:
   def run(op: ir.Operation, pass_) -> None:
     try:

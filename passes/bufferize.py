@@ -13,7 +13,7 @@ becomes
 from mlir import ir
 from mlir.dialects import func
 
-from pytc.passes import register
+from pytc.passes import functions_with, register
 
 
 def memref_of(tensor: ir.Type) -> ir.MemRefType:
@@ -43,6 +43,5 @@ def bufferize(fn: func.FuncOp) -> None:
 
 @register("pytc-bufferize", "materializations become buffers, stores inside their ranges and loop ends")
 def bufferize_pass(module: ir.Operation) -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if op.operation.name == "func.func" and any(o.operation.name == "uop.bufferize" for o in op.entry_block.operations):
-      with op.location: bufferize(op)
+  for fn in functions_with(module, "uop.bufferize"):
+    with fn.location: bufferize(fn)

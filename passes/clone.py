@@ -25,7 +25,7 @@ def dependencies(root: ir.Operation, follow: Callable[[ir.Operation, ir.Value], 
     elif op not in seen:
       seen.add(op)
       stack.append((op, True))
-      stack.extend((v.owner.operation, False) for v in op.operands if follow(op, v))
+      stack.extend((v.owner.operation, False) for v in reversed(list(op.operands)) if follow(op, v))
   return order
 
 

@@ -21,7 +21,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
-from pytc.passes import register
+from pytc.passes import functions_with, register
 from pytc.passes.clone import clone, dependencies
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
@@ -146,6 +146,5 @@ def zero_attr(t: ir.Type) -> ir.Attribute:
 
 @register("pytc-fuse", "keep or inline each multi-use materialization by a cost model (explain=1 prints why)")
 def fuse(module: ir.Operation, max_buffers: str = "16", max_ops: str = "2000", explain: str = "0") -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if op.operation.name == "func.func" and any(o.operation.name == "uop.bufferize" for o in op.entry_block.operations):
-      with op.location: Fuser(op.operation, int(max_buffers), int(max_ops), explain not in ("0", "false") or DEBUG >= 3).run()
+  for fn in functions_with(module, "uop.bufferize"):
+    with fn.location: Fuser(fn.operation, int(max_buffers), int(max_ops), explain not in ("0", "false") or DEBUG >= 3).run()

@@ -10,7 +10,7 @@ nor written.
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
-from pytc.passes import PassError, register
+from pytc.passes import PassError, functions_with, register
 from pytc.passes.clone import clone
 from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
 
@@ -122,7 +122,6 @@ def lower_kernel(kernel: func.FuncOp) -> None:
 
 @register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for + memref + arith/math")
 def lower_kernels(module: ir.Operation) -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if op.operation.name == "func.func" and "pytc.kernel" in op.attributes and any(
-        o.operation.name == "uop.end" for o in op.entry_block.operations):
-      with op.location: lower_kernel(op)
+  for fn in functions_with(module, "uop.end"):
+    if "pytc.kernel" in fn.attributes:
+      with fn.location: lower_kernel(fn)

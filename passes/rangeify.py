@@ -20,7 +20,7 @@ import itertools
 from mlir import ir
 from mlir.dialects import arith, func
 
-from pytc.passes import PassError, register
+from pytc.passes import PassError, functions_with, register
 from pytc.passes.scalar import element_type
 from pytc.passes.symbolic import Emitter, Lin, Range
 
@@ -187,14 +187,15 @@ def rangeify(fn: func.FuncOp) -> None:
   for op in reversed(tensor_level): op.operation.erase()
 
 
-def is_tensor_graph(op: ir.OpView) -> bool:
-  return op.operation.name == "func.func" and any(
-    o.operation.name == "uop.sink" and all(isinstance(v.type, ir.RankedTensorType) for v in o.operands) for o in op.entry_block.operations
-  ) and not any(o.operation.name == "uop.bufferize" for o in op.entry_block.operations)
+def is_tensor_graph(fn: func.FuncOp) -> bool:
+  """Not yet rangeified: no uop.bufferize, and every sink operand a tensor."""
+  ops = list(fn.entry_block.operations)
+  return not any(o.operation.name == "uop.bufferize" for o in ops) and all(
+    isinstance(v.type, ir.RankedTensorType) for o in ops if o.operation.name == "uop.sink" for v in o.operands)
 
 
 @register("pytc-rangeify", "tensor-level uops to index-level scalar code over ranges, with materialization points")
 def rangeify_pass(module: ir.Operation) -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if is_tensor_graph(op):
-      with op.location: rangeify(op)
+  for fn in functions_with(module, "uop.sink"):
+    if is_tensor_graph(fn):
+      with fn.location: rangeify(fn)

@@ -14,7 +14,7 @@ import sys
 
 from mlir import ir
 
-from pytc.passes import register
+from pytc.passes import functions_with, register
 
 
 def ordered(launches: list[ir.Operation]) -> list[ir.Operation]:
@@ -84,6 +84,5 @@ def schedule(graph: ir.Operation, report: bool) -> None:
 
 @register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers")
 def schedule_pass(module: ir.Operation, report: str = "0") -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if op.operation.name == "func.func" and any(o.operation.name == "uop.launch" for o in op.entry_block.operations):
-      schedule(op.operation, report not in ("0", "false"))
+  for fn in functions_with(module, "uop.launch"):
+    schedule(fn.operation, report not in ("0", "false"))

@@ -10,7 +10,7 @@ emitted once and launched by the same name.
 from mlir import ir
 from mlir.dialects import func
 
-from pytc.passes import register
+from pytc.passes import functions_with, register
 from pytc.passes.clone import clone, dependencies, erase_dead
 
 BUFFER_ROOTS = ("uop.buffer", "uop.end")
@@ -32,9 +32,12 @@ def underlying_buffer(value: ir.Value) -> ir.Value:
   return value
 
 
+def range_id(op: ir.Operation) -> int: return ir.IntegerAttr(op.attributes["id"]).value
+
+
 def kernel_name(cone: list[ir.Operation], end: ir.Operation) -> str:
   loops = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in end.operands[1:]]
-  reduces = [ir.IntegerAttr(op.attributes["size"]).value for op in cone
+  reduces = [ir.IntegerAttr(op.attributes["size"]).value for op in sorted(cone, key=lambda op: range_id(op) if op.name == "uop.range" else 0)
              if op.name == "uop.range" and ir.IntegerAttr(op.attributes["kind"]).value == 1]
   return ("r" if reduces else "E") + "".join(f"_{n}" for n in loops + reduces)
 
@@ -69,7 +72,7 @@ class Splitter:
                     for v in op.operands]
         clone(op, mapping, operands)
       func.ReturnOp([])
-    ranges = [op for op in entry.operations if op.operation.name == "uop.range"]
+    ranges = sorted((op.operation for op in entry.operations if op.operation.name == "uop.range"), key=range_id)
     for number, op in enumerate(ranges): op.attributes["id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
     key = str(kernel.operation)
     if key in self.kernels:
@@ -88,8 +91,8 @@ class Splitter:
 
 @register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches")
 def split_kernels(module: ir.Operation) -> None:
-  for op in list(module.regions[0].blocks[0].operations):
-    if op.operation.name != "func.func" or "pytc.kernel" in op.attributes: continue
+  for op in functions_with(module, "uop.end"):
+    if "pytc.kernel" in op.attributes: continue
     ends = [o.operation for o in op.entry_block.operations if o.operation.name == "uop.end"]
     splitter = Splitter(module, op)
     for end in ends:

@@ -1,0 +1,127 @@
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize)' | FileCheck %s
+
+// The output is stored into a new function argument; the reduce-expand temporary into a
+// uop.buffer. Its size-1 dim is stored at the constant 0 and its end closes only the loop
+// range. Tensor arguments become memrefs and the reader reads what the end returns.
+// CHECK-LABEL: func.func @softmax
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[OUT:[a-z0-9]+]]: memref<4x8xf32>)
+// CHECK-NOT: uop.bufferize
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[K:.*]] = uop.range reduce 8 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[K]]] : memref<4x8xf32>
+// CHECK: %[[M:.*]] = uop.range_reduce max %[[X]] over(%[[K]]) : f32
+// CHECK: %[[T:.*]] = uop.buffer : memref<4x1xf32>
+// CHECK-NEXT: %[[W:.*]] = uop.store %[[M]], %[[T]][%[[I]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT: %[[TE:.*]] = uop.end %[[W]] over(%[[I]]) : memref<4x1xf32>
+// CHECK: %[[I2:.*]] = uop.range loop 4 id
+// CHECK: %[[J2:.*]] = uop.range loop 8 id
+// CHECK: uop.index %[[TE]][%[[I2]], %[[C0]]] : memref<4x1xf32>
+// CHECK: %[[S:.*]] = uop.add
+// CHECK-NEXT: %[[W2:.*]] = uop.store %[[S]], %[[OUT]][%[[I2]], %[[J2]]] : memref<4x8xf32>
+// CHECK-NEXT: %[[E2:.*]] = uop.end %[[W2]] over(%[[I2]], %[[J2]]) : memref<4x8xf32>
+// CHECK-NEXT: uop.sink %[[E2]] : memref<4x8xf32>
+// CHECK-NOT: uop.buffer
+func.func @softmax(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %e : tensor<4x8xf32>
+  %s = uop.add %a, %n : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A multi-use value that pytc-fuse keeps gets a uop.buffer too.
+// CHECK-LABEL: func.func @kept_candidate
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[OUT:[a-z0-9]+]]: memref<4x1xf32>)
+// CHECK: %[[T:.*]] = uop.buffer : memref<4x1xf32>
+// CHECK-NEXT: %[[W:.*]] = uop.store %{{.*}}, %[[T]][
+// CHECK-NEXT: %[[TE:.*]] = uop.end %[[W]] over(
+// CHECK: uop.index %[[TE]][
+// CHECK: uop.store %{{.*}}, %[[OUT]][
+func.func @kept_candidate(%a: tensor<4x8xf32>) {
+  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %n = uop.neg %r : tensor<4x1xf32>
+  %m = uop.exp2 %r : tensor<4x1xf32>
+  %s = uop.add %n, %m : tensor<4x1xf32>
+  uop.sink %s : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// A full reduction stores at (0, 0) and its end closes no range.
+// CHECK-LABEL: func.func @reduce_all
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[OUT:[a-z0-9]+]]: memref<1x1xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[R:.*]] = uop.range_reduce add
+// CHECK-NEXT: %[[W:.*]] = uop.store %[[R]], %[[OUT]][%[[C0]], %[[C0]]] : memref<1x1xf32>
+// CHECK-NEXT: %[[E:.*]] = uop.end %[[W]] over() : memref<1x1xf32>
+// CHECK-NEXT: uop.sink %[[E]] : memref<1x1xf32>
+func.func @reduce_all(%a: tensor<4x8xf32>) {
+  %r = uop.reduce add %a [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
+  uop.sink %r : tensor<1x1xf32>
+  return
+}
+
+// -----
+
+// Two outputs get two new arguments, in the order of the sink; an output read by another
+// output's computation is read through its end.
+// CHECK-LABEL: func.func @two_outputs
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[O1:[a-z0-9]+]]: memref<4xf32>, %[[O2:[a-z0-9]+]]: memref<4xf32>)
+// CHECK-NOT: uop.buffer
+// CHECK: %[[W1:.*]] = uop.store %{{.*}}, %[[O1]][%{{.*}}] : memref<4xf32>
+// CHECK-NEXT: %[[E1:.*]] = uop.end %[[W1]]
+// CHECK: uop.index %[[E1]][
+// CHECK: %[[W2:.*]] = uop.store %{{.*}}, %[[O2]][%{{.*}}] : memref<4xf32>
+// CHECK-NEXT: %[[E2:.*]] = uop.end %[[W2]]
+// CHECK-NEXT: uop.sink %[[E1]], %[[E2]] : memref<4xf32>, memref<4xf32>
+func.func @two_outputs(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  %e = uop.exp2 %n : tensor<4xf32>
+  uop.sink %n, %e : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// One value sunk twice gets one output argument.
+// CHECK-LABEL: func.func @same_output_twice
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[O:[a-z0-9]+]]: memref<4xf32>)
+// CHECK: %[[W:.*]] = uop.store %{{.*}}, %[[O]][
+// CHECK-NEXT: %[[E:.*]] = uop.end %[[W]]
+// CHECK-NEXT: uop.sink %[[E]], %[[E]] : memref<4xf32>, memref<4xf32>
+func.func @same_output_twice(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  uop.sink %n, %n : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Index-level input: output arguments follow the order of the sink, not of the
+// materializations, and size-1 dims of the output are stored at 0.
+// CHECK-LABEL: func.func @sink_order
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[SECOND:[a-z0-9]+]]: memref<2x1xf32>, %[[FIRST:[a-z0-9]+]]: memref<4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id 0
+// CHECK: %[[W1:.*]] = uop.store %{{.*}}, %[[FIRST]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT: %[[E1:.*]] = uop.end %[[W1]] over(%[[I]]) : memref<4xf32>
+// CHECK: %[[J:.*]] = uop.range loop 2 id 1
+// CHECK: %[[W2:.*]] = uop.store %{{.*}}, %[[SECOND]][%[[J]], %[[C0:.*]]] : memref<2x1xf32>
+// CHECK-NEXT: %[[E2:.*]] = uop.end %[[W2]] over(%[[J]]) : memref<2x1xf32>
+// CHECK-NEXT: uop.sink %[[E2]], %[[E1]] : memref<2x1xf32>, memref<4xf32>
+func.func @sink_order(%a: tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %n = uop.neg %x : f32
+  %first = uop.bufferize %n over(%i) {reason = "output"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 2 id 1
+  %y = uop.index %a[%j] : tensor<4xf32>
+  %second = uop.bufferize %y over(%j, %c0) {reason = "output"} : f32 -> tensor<2x1xf32>
+  uop.sink %second, %first : tensor<2x1xf32>, tensor<4xf32>
+  return
+}

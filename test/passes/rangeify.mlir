@@ -1,0 +1,509 @@
+// RUN: pytc-opt %s --split-input-file -pytc-rangeify | FileCheck %s
+
+// An elementwise graph becomes one materialization of the output over a range per dim.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>, %[[B:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK-NOT: uop.add {{.*}} : tensor<4x8xf32>
+// CHECK-DAG: %[[I:.*]] = uop.range loop 4 id
+// CHECK-DAG: %[[J:.*]] = uop.range loop 8 id
+// CHECK-DAG: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[J]]] : tensor<4x8xf32>
+// CHECK-DAG: %[[Y:.*]] = uop.index %[[B]][%[[I]], %[[J]]] : tensor<4x8xf32>
+// CHECK: %[[S:.*]] = uop.add %[[X]], %[[Y]] : f32
+// CHECK: %[[O:.*]] = uop.bufferize %[[S]] over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<4x8xf32>
+// CHECK-NEXT: uop.sink %[[O]] : tensor<4x8xf32>
+func.func @elementwise(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
+  %s = uop.add %a, %b : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// permute reorders the indices: output (i, j) reads source (j, i).
+// CHECK-LABEL: func.func @permute
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK-NOT: uop.permute
+// CHECK: %[[I:.*]] = uop.range loop 8 id
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[J]], %[[I]]] : tensor<4x8xf32>
+// CHECK: uop.bufferize %[[X]] over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<8x4xf32>
+func.func @permute(%a: tensor<4x8xf32>) {
+  %p = uop.permute %a [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+  uop.sink %p : tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// A permute that is not its own inverse: output (i, j, k) of order [1, 2, 0] reads
+// source (k, i, j).
+// CHECK-LABEL: func.func @permute_3d
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 3 id
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[K:.*]] = uop.range loop 2 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[K]], %[[I]], %[[J]]] : tensor<2x3x4xf32>
+// CHECK: uop.bufferize %[[X]] over(%[[I]], %[[J]], %[[K]]) {reason = "output"} : f32 -> tensor<3x4x2xf32>
+func.func @permute_3d(%a: tensor<2x3x4xf32>) {
+  %p = uop.permute %a [1, 2, 0] : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  uop.sink %p : tensor<3x4x2xf32>
+  return
+}
+
+// -----
+
+// reshape splits and merges a flat index: a 4x4 transpose seen as 16 elements reads
+// (i mod 4) * 4 + i / 4.
+// CHECK-LABEL: func.func @reshape_split_merge
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<16xf32>)
+// CHECK-NOT: uop.reshape
+// CHECK: %[[I:.*]] = uop.range loop 16 id
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[Q:.*]] = arith.divui %[[I]], %[[C4]] : index
+// CHECK: %[[R:.*]] = arith.remui %[[I]], %[[C4]] : index
+// CHECK: %[[RS:.*]] = arith.muli %[[R]], %[[C4]] : index
+// CHECK: %[[F:.*]] = arith.addi %[[Q]], %[[RS]] : index
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[F]]] : tensor<16xf32>
+// CHECK: uop.bufferize %[[X]] over(%[[I]]) {reason = "output"} : f32 -> tensor<16xf32>
+func.func @reshape_split_merge(%a: tensor<16xf32>) {
+  %r = uop.reshape %a : tensor<16xf32> -> tensor<4x4xf32>
+  %p = uop.permute %r [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %q = uop.reshape %p : tensor<4x4xf32> -> tensor<16xf32>
+  uop.sink %q : tensor<16xf32>
+  return
+}
+
+// -----
+
+// A reshape and its inverse fold away: the range bounds prove the div/mod trivial.
+// CHECK-LABEL: func.func @reshape_roundtrip
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK-NOT: arith.divui
+// CHECK-NOT: arith.remui
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[J]]] : tensor<4x4xf32>
+// CHECK-NOT: arith.divui
+// CHECK-NOT: arith.remui
+// CHECK: uop.bufferize %{{.*}} over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<4x4xf32>
+func.func @reshape_roundtrip(%a: tensor<4x4xf32>) {
+  %r = uop.reshape %a : tensor<4x4xf32> -> tensor<16xf32>
+  %n = uop.neg %r : tensor<16xf32>
+  %q = uop.reshape %n : tensor<16xf32> -> tensor<4x4xf32>
+  uop.sink %q : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Merging 2x3x4 into 6x4 keeps the last dim as is and splits the first by 3.
+// CHECK-LABEL: func.func @reshape_merge
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 6 id
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[HI:.*]] = arith.divui
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[MID:.*]] = arith.remui %[[I]], %[[C3]] : index
+// CHECK: uop.index %[[A]][%[[HI]], %[[MID]], %[[J]]] : tensor<2x3x4xf32>
+func.func @reshape_merge(%a: tensor<2x3x4xf32>) {
+  %r = uop.reshape %a : tensor<2x3x4xf32> -> tensor<6x4xf32>
+  uop.sink %r : tensor<6x4xf32>
+  return
+}
+
+// -----
+
+// expand reads index 0 of the broadcast dim; its range is not used in the read.
+// CHECK-LABEL: func.func @expand
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x1xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 8 id
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[C0]]] : tensor<4x1xf32>
+// CHECK: uop.bufferize %[[X]] over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<4x8xf32>
+func.func @expand(%a: tensor<4x1xf32>) {
+  %e = uop.expand %a : tensor<4x1xf32> -> tensor<4x8xf32>
+  uop.sink %e : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// shrink adds its start to each index.
+// CHECK-LABEL: func.func @shrink
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<8x8xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 6 id
+// CHECK: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[I1:.*]] = arith.addi %[[I]], %[[C1]] : index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[J2:.*]] = arith.addi %[[J]], %[[C2]] : index
+// CHECK: uop.index %[[A]][%[[I1]], %[[J2]]] : tensor<8x8xf32>
+func.func @shrink(%a: tensor<8x8xf32>) {
+  %s = uop.shrink %a [1, 2] to [5, 8] : tensor<8x8xf32> -> tensor<4x6xf32>
+  uop.sink %s : tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// flip reads n-1-i along the flipped dim only.
+// CHECK-LABEL: func.func @flip
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 8 id
+// CHECK: %[[M1:.*]] = arith.constant -1 : index
+// CHECK: %[[NJ:.*]] = arith.muli %[[J]], %[[M1]] : index
+// CHECK: %[[C7:.*]] = arith.constant 7 : index
+// CHECK: %[[F:.*]] = arith.addi %[[NJ]], %[[C7]] : index
+// CHECK: uop.index %[[A]][%[[I]], %[[F]]] : tensor<4x8xf32>
+func.func @flip(%a: tensor<4x8xf32>) {
+  %f = uop.flip %a [1] : tensor<4x8xf32> -> tensor<4x8xf32>
+  uop.sink %f : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// pad: the read is gated by 0 <= i-1 <= 3 and the value is 0 outside.
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 7 id
+// CHECK: %[[CM1:.*]] = arith.constant -1 : index
+// CHECK: %[[X:.*]] = arith.addi %[[I]], %[[CM1]] : index
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[LO:.*]] = arith.cmpi sge, %[[X]], %[[C0]] : index
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[HI:.*]] = arith.cmpi sle, %[[X]], %[[C3]] : index
+// CHECK: %[[G:.*]] = arith.andi %[[LO]], %[[HI]] : i1
+// CHECK: %[[V:.*]] = uop.index %[[A]][%[[X]]] if %[[G]] : tensor<4xf32>
+// CHECK: %[[W:.*]] = arith.andi
+// CHECK: %[[Z:.*]] = uop.const 0.000000e+00 : f32
+// CHECK: %[[S:.*]] = uop.where %[[W]], %[[V]], %[[Z]] : f32
+// CHECK: uop.bufferize %[[S]] over(%[[I]]) {reason = "output"} : f32 -> tensor<7xf32>
+func.func @pad(%a: tensor<4xf32>) {
+  %p = uop.pad %a low [1] high [2] : tensor<4xf32> -> tensor<7xf32>
+  uop.sink %p : tensor<7xf32>
+  return
+}
+
+// -----
+
+// Padding only before: the upper bound check always holds and is dropped.
+// CHECK-LABEL: func.func @pad_low_only
+// CHECK: %[[I:.*]] = uop.range loop 6 id
+// CHECK: %[[X:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK: %[[G:.*]] = arith.cmpi sge, %[[X]], %{{.*}} : index
+// CHECK-NOT: arith.cmpi sle
+// CHECK: uop.index %{{.*}}[%[[X]]] if %[[G]] : tensor<4xf32>
+// CHECK-NOT: arith.cmpi sle
+// CHECK: uop.where
+func.func @pad_low_only(%a: tensor<4xf32>) {
+  %p = uop.pad %a low [2] high [0] : tensor<4xf32> -> tensor<6xf32>
+  uop.sink %p : tensor<6xf32>
+  return
+}
+
+// -----
+
+// Pad then shrink back inside the original elements: the condition always holds, so the
+// read is not gated and no select remains.
+// CHECK-LABEL: func.func @pad_shrink_inside
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 2 id
+// CHECK: %[[X:.*]] = arith.addi %[[I]], %{{.*}} : index
+// CHECK: %[[V:.*]] = uop.index %[[A]][%[[X]]] : tensor<4xf32>
+// CHECK-NEXT: uop.bufferize %[[V]] over(%[[I]]) {reason = "output"}
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: uop.where
+func.func @pad_shrink_inside(%a: tensor<4xf32>) {
+  %p = uop.pad %a low [2] high [2] : tensor<4xf32> -> tensor<8xf32>
+  %s = uop.shrink %p [3] to [5] : tensor<8xf32> -> tensor<2xf32>
+  uop.sink %s : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Pad then shrink to the padding only: every element is 0 and the input is never read.
+// CHECK-LABEL: func.func @pad_shrink_outside
+// CHECK: %[[I:.*]] = uop.range loop 2 id
+// CHECK-NOT: uop.index
+// CHECK: %[[Z:.*]] = uop.const 0.000000e+00 : f32
+// CHECK-NEXT: uop.bufferize %[[Z]] over(%[[I]]) {reason = "output"}
+func.func @pad_shrink_outside(%a: tensor<4xf32>) {
+  %p = uop.pad %a low [2] high [2] : tensor<4xf32> -> tensor<8xf32>
+  %s = uop.shrink %p [6] to [8] : tensor<8xf32> -> tensor<2xf32>
+  uop.sink %s : tensor<2xf32>
+  return
+}
+
+// -----
+
+// contiguous forces a materialization; its reader reads the buffer.
+// CHECK-LABEL: func.func @contiguous
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK-NOT: uop.contiguous
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]]]
+// CHECK: %[[E:.*]] = uop.exp2 %[[X]] : f32
+// CHECK: %[[C:.*]] = uop.bufferize %[[E]] over(%[[I]]) {reason = "contiguous"} : f32 -> tensor<4xf32>
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[Y:.*]] = uop.index %[[C]][%[[J]]] : tensor<4xf32>
+// CHECK: %[[N:.*]] = uop.neg %[[Y]] : f32
+// CHECK: uop.bufferize %[[N]] over(%[[J]]) {reason = "output"}
+func.func @contiguous(%a: tensor<4xf32>) {
+  %e = uop.exp2 %a : tensor<4xf32>
+  %c = uop.contiguous %e : tensor<4xf32>
+  %n = uop.neg %c : tensor<4xf32>
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// copy also forces a materialization.
+// CHECK-LABEL: func.func @copy
+// CHECK: %[[C:.*]] = uop.bufferize %{{.*}} over(%{{.*}}) {reason = "copy"} : f32 -> tensor<4xf32>
+// CHECK: uop.index %[[C]][
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+func.func @copy(%a: tensor<4xf32>) {
+  %e = uop.exp2 %a : tensor<4xf32>
+  %c = uop.copy %e to "CPU:1" : tensor<4xf32>
+  %n = uop.neg %c : tensor<4xf32>
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A reduce read through an expand is materialized ("reduce-expand") over a loop range
+// and the constant 0 for its size-1 dim; the consumer reads it at index 0.
+// CHECK-LABEL: func.func @reduce_expand
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[K:.*]] = uop.range reduce 8 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[K]]] : tensor<4x8xf32>
+// CHECK: %[[M:.*]] = uop.range_reduce max %[[X]] over(%[[K]]) : f32
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[B:.*]] = uop.bufferize %[[M]] over(%[[I]], %[[C0]]) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+// CHECK: %[[I2:.*]] = uop.range loop 4 id
+// CHECK: %[[J2:.*]] = uop.range loop 8 id
+// CHECK-DAG: %[[Y:.*]] = uop.index %[[A]][%[[I2]], %[[J2]]] : tensor<4x8xf32>
+// CHECK-DAG: %[[R:.*]] = uop.index %[[B]][%[[I2]], %[[C0]]] : tensor<4x1xf32>
+// CHECK: %[[N:.*]] = uop.neg %[[R]] : f32
+// CHECK: %[[S:.*]] = uop.add %[[Y]], %[[N]] : f32
+// CHECK: uop.bufferize %[[S]] over(%[[I2]], %[[J2]]) {reason = "output"} : f32 -> tensor<4x8xf32>
+func.func @reduce_expand(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %e : tensor<4x8xf32>
+  %s = uop.add %a, %n : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// The expand is found past elementwise ops between it and the reduce.
+// CHECK-LABEL: func.func @reduce_neg_expand
+// CHECK: %[[R:.*]] = uop.range_reduce add
+// CHECK: uop.bufferize %[[R]] over({{.*}}) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+// CHECK: uop.neg
+// CHECK: uop.bufferize {{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
+func.func @reduce_neg_expand(%a: tensor<4x8xf32>) {
+  %m = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %n = uop.neg %m : tensor<4x1xf32>
+  %e = uop.expand %n : tensor<4x1xf32> -> tensor<4x8xf32>
+  uop.sink %e : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A reduce not read through an expand is computed where it is read: a range_reduce inside
+// the output's materialization, with no buffer of its own.
+// CHECK-LABEL: func.func @reduce_inline
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[K:.*]] = uop.range reduce 8 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[K]]] : tensor<4x8xf32>
+// CHECK: %[[R:.*]] = uop.range_reduce add %[[X]] over(%[[K]]) : f32
+// CHECK: %[[N:.*]] = uop.neg %[[R]] : f32
+// CHECK: uop.bufferize %[[N]] over(%[[I]]) {reason = "output"} : f32 -> tensor<4xf32>
+// CHECK-NOT: uop.bufferize
+func.func @reduce_inline(%a: tensor<4x8xf32>) {
+  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %s = uop.reshape %r : tensor<4x1xf32> -> tensor<4xf32>
+  %n = uop.neg %s : tensor<4xf32>
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Reducing every dim: reduce ranges only, stored at the constant 0 for both size-1 dims.
+// CHECK-LABEL: func.func @reduce_all
+// CHECK-NOT: uop.range loop
+// CHECK: %[[K0:.*]] = uop.range reduce 4 id
+// CHECK: %[[K1:.*]] = uop.range reduce 8 id
+// CHECK: %[[X:.*]] = uop.index %{{.*}}[%[[K0]], %[[K1]]]
+// CHECK: %[[R:.*]] = uop.range_reduce add %[[X]] over(%[[K0]], %[[K1]]) : f32
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: uop.bufferize %[[R]] over(%[[C0]], %[[C0]]) {reason = "output"} : f32 -> tensor<1x1xf32>
+func.func @reduce_all(%a: tensor<4x8xf32>) {
+  %r = uop.reduce add %a [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
+  uop.sink %r : tensor<1x1xf32>
+  return
+}
+
+// -----
+
+// A value used twice is materialized as a "multi-use" candidate and read by its users.
+// CHECK-LABEL: func.func @multi_use
+// CHECK: %[[E:.*]] = uop.exp2 %{{.*}} : f32
+// CHECK: %[[B:.*]] = uop.bufferize %[[E]] over(%{{.*}}) {reason = "multi-use"} : f32 -> tensor<4xf32>
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[X:.*]] = uop.index %[[B]][%[[J]]] : tensor<4xf32>
+// CHECK: %[[M:.*]] = uop.mul %[[X]], %[[X]] : f32
+// CHECK: uop.bufferize %[[M]] over(%[[J]]) {reason = "output"}
+func.func @multi_use(%a: tensor<4xf32>) {
+  %e = uop.exp2 %a : tensor<4xf32>
+  %m = uop.mul %e, %e : tensor<4xf32>
+  uop.sink %m : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Constants used many times are not materialized.
+// CHECK-LABEL: func.func @const_multi_use
+// CHECK: %[[C:.*]] = uop.const 2.000000e+00 : f32
+// CHECK-NOT: multi-use
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+// CHECK-NOT: uop.bufferize
+func.func @const_multi_use(%a: tensor<4xf32>) {
+  %c = uop.const 2.0 : tensor<4xf32>
+  %x = uop.mul %a, %c : tensor<4xf32>
+  %y = uop.add %x, %c : tensor<4xf32>
+  uop.sink %y : tensor<4xf32>
+  return
+}
+
+// -----
+
+// An output read by another op stays an "output"; the reader reads its buffer.
+// CHECK-LABEL: func.func @output_read
+// CHECK: %[[N:.*]] = uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4xf32>
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: %[[X:.*]] = uop.index %[[N]][%[[J]]] : tensor<4xf32>
+// CHECK: %[[E:.*]] = uop.exp2 %[[X]] : f32
+// CHECK: %[[M:.*]] = uop.bufferize %[[E]] over(%[[J]]) {reason = "output"}
+// CHECK: uop.sink %[[N]], %[[M]] : tensor<4xf32>, tensor<4xf32>
+// CHECK-NOT: multi-use
+func.func @output_read(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  %m = uop.exp2 %n : tensor<4xf32>
+  uop.sink %n, %m : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// One value sunk twice is materialized once.
+// CHECK-LABEL: func.func @same_output_twice
+// CHECK: %[[B:.*]] = uop.bufferize %{{.*}} {reason = "output"}
+// CHECK-NOT: uop.bufferize
+// CHECK: uop.sink %[[B]], %[[B]] : tensor<4xf32>, tensor<4xf32>
+func.func @same_output_twice(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  uop.sink %n, %n : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// An argument sunk as is gets copied into the output.
+// CHECK-LABEL: func.func @argument_output
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]]] : tensor<4xf32>
+// CHECK: %[[B:.*]] = uop.bufferize %[[X]] over(%[[I]]) {reason = "output"}
+// CHECK: uop.sink %[[B]] : tensor<4xf32>
+func.func @argument_output(%a: tensor<4xf32>) {
+  uop.sink %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+// iota is the index along its axis, cast to the element type.
+// CHECK-LABEL: func.func @iota
+// CHECK: %[[I:.*]] = uop.range loop 2 id
+// CHECK: %[[J:.*]] = uop.range loop 3 id
+// CHECK: %[[V:.*]] = arith.index_cast %[[J]] : index to i32
+// CHECK: uop.bufferize %[[V]] over(%[[I]], %[[J]]) {reason = "output"} : i32 -> tensor<2x3xi32>
+func.func @iota() {
+  %i = uop.iota 1 : tensor<2x3xi32>
+  uop.sink %i : tensor<2x3xi32>
+  return
+}
+
+// -----
+
+// A float iota goes through i64 and a uop.cast.
+// CHECK-LABEL: func.func @iota_float
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[W:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK: %[[F:.*]] = uop.cast %[[W]] : i64 to f32
+// CHECK: %[[X:.*]] = uop.index
+// CHECK: uop.add %[[F]], %[[X]] : f32
+func.func @iota_float(%x: tensor<4xf32>) {
+  %i = uop.iota 0 : tensor<4xf32>
+  %a = uop.add %i, %x : tensor<4xf32>
+  uop.sink %a : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A size-1 dim gets the constant 0, not a range.
+// CHECK-LABEL: func.func @size_one_dim
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<1x4xf32>)
+// CHECK-NOT: uop.range loop 1 id
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[C0]], %[[I]]] : tensor<1x4xf32>
+// CHECK: uop.bufferize %{{.*}} over(%[[C0]], %[[I]]) {reason = "output"} : f32 -> tensor<1x4xf32>
+// CHECK-NOT: uop.range loop 1 id
+func.func @size_one_dim(%a: tensor<1x4xf32>) {
+  %n = uop.neg %a : tensor<1x4xf32>
+  uop.sink %n : tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// An empty dim gets an empty range (size 0), not the constant 0 of a size-1 dim.
+// CHECK-LABEL: func.func @empty_dim
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<0x4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 0 id
+// CHECK: %[[J:.*]] = uop.range loop 4 id
+// CHECK: uop.index %[[A]][%[[I]], %[[J]]] : tensor<0x4xf32>
+// CHECK: uop.bufferize %{{.*}} over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<0x4xf32>
+func.func @empty_dim(%a: tensor<0x4xf32>) {
+  %n = uop.neg %a : tensor<0x4xf32>
+  uop.sink %n : tensor<0x4xf32>
+  return
+}
+
+// -----
+
+// A function without a sink is not a graph and is left alone.
+// CHECK-LABEL: func.func @not_a_graph
+// CHECK-NEXT: uop.neg %{{.*}} : tensor<4xf32>
+// CHECK-NOT: uop.range
+func.func @not_a_graph(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %n = uop.neg %a : tensor<4xf32>
+  return %n : tensor<4xf32>
+}

@@ -1,0 +1,92 @@
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule{report=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// report=1 prints one line per graph, in the order of the chunks below.
+// REPORT: schedule @chain: 4 kernels, 2 temporary buffers, peak 32 temporary bytes
+// REPORT-NEXT: schedule @single: 1 kernels, 0 temporary buffers, peak 0 temporary bytes
+// REPORT-NEXT: schedule @graph: 5 kernels, 3 temporary buffers, peak 48 temporary bytes
+// REPORT-NOT: schedule @
+
+// A chain of three temporaries of the same type: the third is first used after the first
+// is dead, so it takes over the first one's buffer and its own uop.buffer disappears.
+// At most two temporaries of 16 bytes are live at once.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[OUT:[a-z0-9]+]]: memref<4xf32>)
+// CHECK-SAME: attributes {pytc.buffers = 2 : i64, pytc.kernels = 4 : i64, pytc.peak_bytes = 32 : i64}
+// CHECK-NEXT: %[[T0:.*]] = uop.buffer : memref<4xf32>
+// CHECK-NEXT: %[[T1:.*]] = uop.buffer : memref<4xf32>
+// CHECK-NEXT: uop.launch @{{.*}}(%[[T0]], %[[A]])
+// CHECK-NEXT: uop.launch @{{.*}}(%[[T1]], %[[T0]])
+// CHECK-NEXT: uop.launch @{{.*}}(%[[T0]], %[[T1]])
+// CHECK-NEXT: uop.launch @{{.*}}(%[[OUT]], %[[T0]])
+// CHECK-NEXT: uop.sink %[[OUT]]
+// CHECK-NOT: uop.buffer
+func.func @chain(%a: tensor<4xf32>) {
+  %0 = uop.exp2 %a : tensor<4xf32>
+  %1 = uop.contiguous %0 : tensor<4xf32>
+  %2 = uop.exp2 %1 : tensor<4xf32>
+  %3 = uop.contiguous %2 : tensor<4xf32>
+  %4 = uop.neg %3 : tensor<4xf32>
+  %5 = uop.contiguous %4 : tensor<4xf32>
+  %6 = uop.sqrt %5 : tensor<4xf32>
+  uop.sink %6 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// One kernel writing an output: no temporaries. Kernel functions get no schedule attributes.
+// CHECK-LABEL: func.func @E_4(
+// CHECK-NOT: pytc.kernels
+// CHECK-SAME: attributes {pytc.kernel}
+// CHECK-LABEL: func.func @single
+// CHECK-SAME: attributes {pytc.buffers = 0 : i64, pytc.kernels = 1 : i64, pytc.peak_bytes = 0 : i64}
+// CHECK-NEXT: uop.launch @E_4(
+// CHECK-NEXT: uop.sink
+func.func @single(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A graph of launches in dependency order keeps that order, including a launch that
+// overwrites %t after an earlier launch has read it. The launches move after the buffers,
+// before the sink. %t is still read by the fourth launch when %u is first written, and %w
+// has another type, so no buffer is reused: 3 temporaries, at most 16 + 32 bytes live.
+// CHECK-LABEL: func.func @graph
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[B:[a-z0-9]+]]: memref<4xf32>, %[[O1:[a-z0-9]+]]: memref<4xf32>, %[[O2:[a-z0-9]+]]: memref<8xf32>)
+// CHECK-SAME: attributes {pytc.buffers = 3 : i64, pytc.kernels = 5 : i64, pytc.peak_bytes = 48 : i64}
+// CHECK-NEXT: %[[T:.*]] = uop.buffer : memref<4xf32>
+// CHECK-NEXT: %[[U:.*]] = uop.buffer : memref<4xf32>
+// CHECK-NEXT: %[[W:.*]] = uop.buffer : memref<8xf32>
+// CHECK-NEXT: uop.launch @produce(%[[T]], %[[A]])
+// CHECK-NEXT: uop.launch @consume(%[[O1]], %[[T]])
+// CHECK-NEXT: uop.launch @produce(%[[T]], %[[B]])
+// CHECK-NEXT: uop.launch @consume(%[[U]], %[[T]])
+// CHECK-NEXT: uop.launch @widen(%[[W]], %[[U]])
+// CHECK-NEXT: uop.sink %[[O1]], %[[O2]]
+func.func @graph(%a: memref<4xf32>, %b: memref<4xf32>, %o1: memref<4xf32>, %o2: memref<8xf32>) {
+  %t = uop.buffer : memref<4xf32>
+  uop.launch @produce(%t, %a) : memref<4xf32>, memref<4xf32>
+  uop.launch @consume(%o1, %t) : memref<4xf32>, memref<4xf32>
+  uop.launch @produce(%t, %b) : memref<4xf32>, memref<4xf32>
+  %u = uop.buffer : memref<4xf32>
+  uop.launch @consume(%u, %t) : memref<4xf32>, memref<4xf32>
+  %w = uop.buffer : memref<8xf32>
+  uop.launch @widen(%w, %u) : memref<8xf32>, memref<4xf32>
+  uop.sink %o1, %o2 : memref<4xf32>, memref<8xf32>
+  return
+}
+
+// -----
+
+// A function without launches is left alone.
+// CHECK-LABEL: func.func @no_launches
+// CHECK-NOT: pytc.kernels
+// CHECK-SAME: {
+// CHECK-NEXT: return
+func.func @no_launches(%a: memref<4xf32>) {
+  return
+}
