@@ -57,11 +57,12 @@ def structure_of(outputs: list[LazyOp]) -> tuple[tuple[LazyOp, ...], int]:
 
 
 MOVEMENT = {"reshape", "permute", "expand", "pad", "shrink", "flip"}
+VIEW_OPS = MOVEMENT | {"detach"}
 
 
 def is_view(node: LazyOp) -> bool:
   """Movement ops over realized data only: a view that realizing alone would just copy."""
-  while node.op in MOVEMENT: node = node.srcs[0]
+  while node.op in VIEW_OPS: node = node.srcs[0]
   return node.is_realized
 
 
@@ -120,6 +121,9 @@ def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.
   with ir.InsertionPoint(block):
     for node in nodes:
       if node.is_realized: continue
+      if node.op == "detach":  # only cuts gradients: the value is its source's
+        values[id(node)] = values[id(node.srcs[0])]
+        continue
       attributes = _attributes(node)
       op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],
                                operands=[values[id(src)] for src in node.srcs], attributes=attributes)

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import math
+import weakref
+from typing import ClassVar
 
 import numpy as np
 
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes
+from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
 from pytc.realize import realize
 
@@ -31,16 +34,21 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 class Tensor:
   """A lazy, immutable multi-dimensional array on a device."""
+  no_grad: ClassVar[bool] = False
+  _trainable: ClassVar[weakref.WeakValueDictionary] = weakref.WeakValueDictionary()  # id -> tensor with requires_grad
+  _seed: ClassVar[int] = 0
+  _rng_calls: ClassVar[int] = 0
+
   def __init__(self, data: LazyOp | Scalar | list | tuple | np.ndarray, device: str | None = None,
-               dtype: DType | None = None):
-    device = Device.canonicalize(device)
-    if isinstance(data, LazyOp):
-      self.lazydata = data
-      return
-    if isinstance(data, Scalar):
-      dtype = dtype or dtypes.of_scalar(data)
-      self.lazydata = LazyOp("const", dtype, (), device, arg=data)
-      return
+               dtype: DType | None = None, requires_grad: bool | None = None):
+    self.grad: Tensor | None = None
+    self.requires_grad = requires_grad
+    self.lazydata = self._lazydata(data, Device.canonicalize(device), dtype)
+
+  @staticmethod
+  def _lazydata(data, device: str, dtype: DType | None) -> LazyOp:
+    if isinstance(data, LazyOp): return data
+    if isinstance(data, Scalar): return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     array = np.asarray(data)
@@ -48,14 +56,14 @@ class Tensor:
     if dtype is None and isinstance(data, np.ndarray): dtype = dtypes.from_numpy(array.dtype)
     elif dtype is None:  # Python lists: tinygrad's defaults
       dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" else dtypes.default_float
-    buffer = Buffer(device, dtype, tuple(array.shape)).copyin(array)
-    self.lazydata = LazyOp("buffer", dtype, tuple(array.shape), device, arg=buffer)
+    return LazyOp("buffer", dtype, tuple(array.shape), device, arg=Buffer(device, dtype, tuple(array.shape)).copyin(array))
 
-  @staticmethod
-  def empty(*shape, dtype: DType | None = None, device: str | None = None) -> Tensor:
-    """A realized tensor whose contents are unspecified."""
-    shape, device, dtype = argfix(*shape), Device.canonicalize(device), dtype or dtypes.default_float
-    return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape)))
+  @property
+  def requires_grad(self) -> bool | None: return self._requires_grad
+  @requires_grad.setter
+  def requires_grad(self, value: bool | None) -> None:
+    self._requires_grad = value
+    if value: Tensor._trainable[id(self)] = self
 
   # *** properties ***
 
@@ -70,6 +78,95 @@ class Tensor:
   def numel(self) -> int: return math.prod(self.shape)
   def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}>"
 
+  # *** creation ***
+
+  @staticmethod
+  def empty(*shape, dtype: DType | None = None, device: str | None = None) -> Tensor:
+    """A realized tensor whose contents are unspecified."""
+    shape, device, dtype = argfix(*shape), Device.canonicalize(device), dtype or dtypes.default_float
+    return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape)))
+
+  @staticmethod
+  def full(shape, fill_value: Scalar, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
+    shape = argfix(shape)
+    if any(not isinstance(n, int) or n < 0 for n in shape): raise ValueError(f"bad shape {shape}")
+    return Tensor(LazyOp("const", dtype or dtypes.of_scalar(fill_value), shape, Device.canonicalize(device), arg=fill_value), **kwargs)
+
+  @staticmethod
+  def zeros(*shape, **kwargs) -> Tensor: return Tensor.full(argfix(*shape), 0.0 if kwargs.get("dtype") is None else 0, **kwargs)
+  @staticmethod
+  def ones(*shape, **kwargs) -> Tensor: return Tensor.full(argfix(*shape), 1.0 if kwargs.get("dtype") is None else 1, **kwargs)
+  def full_like(self, fill_value: Scalar, **kwargs) -> Tensor:
+    return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kwargs})
+  def zeros_like(self, **kwargs) -> Tensor: return self.full_like(0, **kwargs)
+  def ones_like(self, **kwargs) -> Tensor: return self.full_like(1, **kwargs)
+
+  @staticmethod
+  def arange(start: int | float, stop: int | float | None = None, step: int | float = 1, dtype: DType | None = None,
+             device: str | None = None) -> Tensor:
+    if stop is None: start, stop = 0, start
+    if step == 0: raise ValueError("arange step cannot be 0")
+    dtype = dtype or (dtypes.default_float if any(isinstance(v, float) for v in (start, stop, step)) else dtypes.default_int)
+    count = max(0, math.ceil((stop - start) / step))
+    index = Tensor(LazyOp("iota", dtype, (count,), Device.canonicalize(device), arg=0))
+    return index * step + start if (step, start) != (1, 0) else index
+
+  @staticmethod
+  def linspace(start: float, stop: float, steps: int, dtype: DType | None = None, device: str | None = None) -> Tensor:
+    if steps < 0: raise ValueError(f"linspace needs steps >= 0, got {steps}")
+    step = (stop - start) / (steps - 1) if steps > 1 else 0.0
+    return (Tensor.arange(steps, dtype=dtypes.default_float, device=device) * step + start).cast(dtype or dtypes.default_float)
+
+  @staticmethod
+  def eye(n: int, m: int | None = None, dtype: DType | None = None, device: str | None = None) -> Tensor:
+    rows, cols = Tensor.arange(n, device=device).reshape(n, 1), Tensor.arange(n if m is None else m, device=device).reshape(1, -1)
+    return (rows == cols).cast(dtype or dtypes.default_float)
+
+  @staticmethod
+  def manual_seed(seed: int = 0) -> None:
+    """Make the random tensors that follow reproducible."""
+    Tensor._seed, Tensor._rng_calls = seed, 0
+
+  @staticmethod
+  def rand(*shape, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
+    """Uniform in [0, 1): a counter-based hash (murmur3's finalizer) of each element's index and a per-call key,
+    computed in the graph; the key is a buffer, so every call shares one compiled schedule."""
+    shape, device = argfix(*shape), Device.canonicalize(device)
+    Tensor._rng_calls += 1
+    key = (Tensor._seed * 0x9E3779B9 + Tensor._rng_calls * 0x632BE5AB) & 0xFFFFFFFF
+    bits = Tensor.arange(math.prod(shape), dtype=dtypes.uint32, device=device) * 0x9E3779B1
+    bits = bits ^ Tensor(np.array([key], np.uint32), device=device).expand(bits.shape)
+    for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)): bits = (bits ^ (bits >> shift)) * factor
+    bits = bits ^ (bits >> 16)
+    return Tensor((bits >> 8).cast(dtypes.float32).mul(1.0 / (1 << 24)).reshape(shape).cast(dtype or dtypes.default_float).lazydata, **kwargs)
+
+  @staticmethod
+  def randn(*shape, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
+    """Standard normal, by Box-Muller from two uniforms."""
+    u1, u2 = Tensor.rand(*shape, device=device), Tensor.rand(*shape, device=device)
+    normal = (-2.0 * (1.0 - u1).log()).sqrt() * (2 * math.pi * u2).cos()
+    return Tensor(normal.cast(dtype or dtypes.default_float).lazydata, **kwargs)
+
+  @staticmethod
+  def randint(*shape, low: int = 0, high: int = 10, dtype: DType | None = None, **kwargs) -> Tensor:
+    if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
+    return (Tensor.rand(*shape, **kwargs) * (high - low)).cast(dtypes.int32).add(low).cast(dtype or dtypes.int32)
+
+  @staticmethod
+  def uniform(*shape, low: float = 0.0, high: float = 1.0, **kwargs) -> Tensor:
+    requires_grad = kwargs.pop("requires_grad", None)
+    return Tensor((Tensor.rand(*shape, **kwargs) * (high - low) + low).lazydata, requires_grad=requires_grad)
+
+  @staticmethod
+  def normal(*shape, mean: float = 0.0, std: float = 1.0, **kwargs) -> Tensor:
+    requires_grad = kwargs.pop("requires_grad", None)
+    return Tensor((Tensor.randn(*shape, **kwargs) * std + mean).lazydata, requires_grad=requires_grad)
+
+  @staticmethod
+  def kaiming_uniform(*shape, a: float = 0.01, **kwargs) -> Tensor:
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(argfix(*shape)[1:]))
+    return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
+
   # *** realization ***
 
   def realize(self, *others: Tensor) -> Tensor:
@@ -78,6 +175,19 @@ class Tensor:
     tensors = [t for t in (self, *others) if not is_view(t.lazydata)]
     for tensor, node in zip(tensors, realize([t.lazydata for t in tensors])): tensor.lazydata = node
     return self
+
+  def backward(self, gradient: Tensor | None = None) -> Tensor:
+    """Accumulate d(self)/d(t) into `t.grad` for every tensor `t` with requires_grad that self depends on."""
+    if Tensor.no_grad: raise RuntimeError("backward() while Tensor.no_grad is set")
+    if gradient is None and self.shape != (): raise ValueError(f"backward() without a gradient needs a scalar, not shape {self.shape}")
+    seed = gradient if gradient is not None else Tensor(LazyOp("const", self.dtype, (), self.device, arg=1.0))
+    trainable = [t for t in list(Tensor._trainable.values()) if t.requires_grad]
+    grads = gradients(self, seed, [t.lazydata for t in trainable])
+    for t in trainable:
+      if (g := grads.get(id(t.lazydata))) is not None: t.grad = g if t.grad is None else t.grad + g
+    return self
+
+  def detach(self) -> Tensor: return Tensor(LazyOp("detach", self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def numpy(self) -> np.ndarray:
     if self.lazydata.op == "const": return np.full(self.shape, self.lazydata.arg, dtype=np.dtype(self.dtype.numpy))
@@ -171,6 +281,44 @@ class Tensor:
     condition, a, b = self.cast(dtypes.bool)._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
     return Tensor(LazyOp("where", a.dtype, shape, a.device, (condition.lazydata, a.lazydata, b.lazydata)))
   def logical_not(self) -> Tensor: return self._binary("cmpne", True, dtype=dtypes.bool) if self.dtype is dtypes.bool else self == 0
+
+  def xor(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("xor", x, reverse)
+  def bitwise_and(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("and", x, reverse)
+  def bitwise_or(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("or", x, reverse)
+  def lshift(self, x: int) -> Tensor: return self._binary("shl", x)
+  def rshift(self, x: int) -> Tensor: return self._binary("shr", x)
+  def __xor__(self, x): return self.xor(x)
+  def __and__(self, x): return self.bitwise_and(x)
+  def __or__(self, x): return self.bitwise_or(x)
+  def __lshift__(self, x): return self.lshift(x)
+  def __rshift__(self, x): return self.rshift(x)
+
+  def floor(self) -> Tensor:
+    t = self.trunc()
+    return (self < t).where(t - 1, t)
+  def ceil(self) -> Tensor:
+    t = self.trunc()
+    return (self > t).where(t + 1, t)
+  def round(self) -> Tensor:
+    """Round half to even, as tinygrad and NumPy."""
+    nearest = (self + 0.5).floor()
+    tie = (self + 0.5) == nearest
+    odd = (nearest * 0.5).floor() * 2 != nearest
+    return (tie & odd).where(nearest - 1, nearest)
+  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+  def clip(self, min_=None, max_=None) -> Tensor:
+    if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
+    x = self if min_ is None else self.maximum(min_)
+    return x if max_ is None else x.minimum(max_)
+  clamp = clip
+  def tan(self) -> Tensor: return self.sin() / self.cos()
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  swish = silu
+  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
+  def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def __invert__(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self.xor(-1)
 
   def __neg__(self) -> Tensor: return self.neg()
   def __add__(self, x): return self.add(x)
