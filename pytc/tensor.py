@@ -417,6 +417,49 @@ class Tensor:
   def squeeze(self, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(n for n in self.shape if n != 1))
     return self if self.shape[self._axis(dim)] != 1 else self.reshape(self.shape[:self._axis(dim)] + self.shape[self._axis(dim) + 1:])
+  def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
+  def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
+    dim = self._axis(dim)
+    return self.reshape(self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:])
+
+  def repeat(self, repeats, *args) -> Tensor:
+    repeats = argfix(repeats, *args)
+    if len(repeats) < self.ndim: raise ValueError(f"repeat {repeats} needs at least {self.ndim} entries for shape {self.shape}")
+    base = self.reshape((1,) * (len(repeats) - self.ndim) + self.shape)
+    spread = base.reshape(sum(((1, n) for n in base.shape), ())).expand(sum(((r, n) for r, n in zip(repeats, base.shape)), ()))
+    return spread.reshape(tuple(r * n for r, n in zip(repeats, base.shape)))
+
+  def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
+    tensors, dim = (self, *others), self._axis(dim)
+    for t in others:
+      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(self.shape, t.shape)) if i != dim):
+        raise ValueError(f"cat along dim {dim}: shape {t.shape} does not match {self.shape}")
+    total, offset, result = sum(t.shape[dim] for t in tensors), 0, None
+    for t in tensors:
+      padding = [(0, 0)] * self.ndim
+      padding[dim] = (offset, total - offset - t.shape[dim])
+      placed = t.pad(padding)
+      result = placed if result is None else result + placed
+      offset += t.shape[dim]
+    return result
+
+  @staticmethod
+  def stack(tensor: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
+    dim = dim + tensor.ndim + 1 if dim < 0 else dim
+    return Tensor.cat(*(t.unsqueeze(dim) for t in (tensor, *others)), dim=dim)
+
+  def split(self, sizes: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
+    dim = self._axis(dim)
+    n = self.shape[dim]
+    sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
+    if sum(sizes) != n: raise ValueError(f"split sizes {sizes} do not add up to {n}")
+    bounds = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
+    return tuple(self.shrink(tuple((bounds[i], bounds[i + 1]) if a == dim else None for a in range(self.ndim))) for i in range(len(sizes)))
+
+  def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+    if chunks <= 0: raise ValueError(f"chunk needs chunks > 0, got {chunks}")
+    return list(self.split(math.ceil(self.shape[self._axis(dim)] / chunks), dim))
+
   def contiguous(self) -> Tensor: return Tensor(LazyOp("contiguous", self.dtype, self.shape, self.device, (self.lazydata,)))
 
   # *** reductions ***
@@ -439,6 +482,28 @@ class Tensor:
   def mean(self, axis=None, keepdim: bool = False) -> Tensor:
     total = self._float_cast().sum(axis, keepdim)
     return total / max(1, self.numel() // max(1, total.numel()))
+
+  def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    squares = (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim)
+    count = self.numel() // max(1, squares.numel()) if self.numel() else 0
+    return squares / max(0, count - correction)
+  def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
+  def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(dtypes.bool).cast(dtypes.int32).max(axis, keepdim).cast(dtypes.bool)
+  def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
+  def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
+    peak = self.max(axis, keepdim=True)
+    total = (self - peak).exp().sum(axis, keepdim=True).log() + peak
+    return total if keepdim else total.reshape(self.max(axis).shape)
+
+  def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    """The first index of the maximum (of the flattened tensor when axis is None), as int32."""
+    if axis is None: return self.flatten().argmax(0)
+    axis = self._axis(axis)
+    n = self.shape[axis]
+    countdown = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
+    hits = (self == self.max(axis, keepdim=True)).where(countdown, 0)
+    return (n - hits.max(axis, keepdim)).cast(dtypes.int32)
+  def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor: return (-self).argmax(axis, keepdim)
 
   def softmax(self, axis: int = -1) -> Tensor:
     shifted = self - self.max(axis, keepdim=True)
