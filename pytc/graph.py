@@ -103,6 +103,7 @@ def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
   if node.op == "shrink": return arrays(starts=node.arg[0], ends=node.arg[1])
   if node.op == "reduce":
     return {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), REDUCE_KINDS[node.arg[0]]), **arrays(axes=node.arg[1])}
+  if node.op == "copy": return {"device": ir.StringAttr.get(node.arg)}
   if node.op == "iota": return {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), node.arg)}
   return {}
 

@@ -19,10 +19,11 @@ class GlobalCounters:
   """Process-wide counts, named as tinygrad names them."""
   kernel_count: int = 0
   time_sum_s: float = 0.0
+  schedules_built: int = 0  # graphs whose structure was new: the passes ran and the kernels compiled
 
   @staticmethod
   def reset() -> None:
-    GlobalCounters.kernel_count, GlobalCounters.time_sum_s = 0, 0.0
+    GlobalCounters.kernel_count, GlobalCounters.time_sum_s, GlobalCounters.schedules_built = 0, 0.0, 0
 
 
 def prod(values) -> int: return math.prod(values)

@@ -26,6 +26,7 @@ def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[
   pending = list({id(n): n for n in outputs if not n.is_realized}.values())
   inputs, structure = structure_of(pending)
   if (cached := _schedules.get(structure)) is None:
+    GlobalCounters.schedules_built += 1
     with context(), ir.Location.unknown():
       cached = _schedules[structure] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs))
   return cached, inputs, pending

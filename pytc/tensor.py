@@ -536,6 +536,41 @@ class Tensor:
     x = self * weight if weight.ndim == 1 else self.dot(weight)
     return x if bias is None else x + bias
 
+  def one_hot(self, num_classes: int) -> Tensor:
+    if self.dtype.is_float: raise TypeError(f"one_hot needs integer class indices, got {self.dtype}")
+    return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).where(1, 0)
+
+  def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
+                                      reduction: str = "mean") -> Tensor:
+    """Cross-entropy of logits `self` (..., classes) against integer labels `Y` (...)."""
+    if Y.shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} do not match logits of shape {self.shape}")
+    log_probs, keep = self.log_softmax(), Y != ignore_index
+    target = Y.one_hot(self.shape[-1]).cast(log_probs.dtype) * keep.unsqueeze(-1).cast(log_probs.dtype)
+    smoothed = (1 - label_smoothing) * (log_probs * target).sum(-1) + label_smoothing * log_probs.mean(-1) * keep.cast(log_probs.dtype)
+    if reduction == "none": return -smoothed
+    if reduction == "sum": return -smoothed.sum()
+    if reduction != "mean": raise ValueError(f"reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
+    return -smoothed.sum() / keep.sum().cast(log_probs.dtype)
+
+  @staticmethod
+  def from_bytes(stored: np.ndarray, dtype: DType, device: str | None = None) -> Tensor:
+    """A tensor over the raw element storage `stored` (for bfloat16, the uint16 bit patterns)."""
+    device = Device.canonicalize(device)
+    buffer = Buffer(device, dtype, stored.shape)
+    buffer.raw.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))
+    return Tensor(LazyOp("buffer", dtype, stored.shape, device, arg=buffer))
+
+  def to(self, device: str | None) -> Tensor:
+    device = Device.canonicalize(device)
+    return self if device == self.device else Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
+
+  def assign(self, x: Tensor) -> Tensor:
+    """Replace this tensor's data with `x` (same shape and dtype), keeping the Tensor object."""
+    if x.shape != self.shape or x.dtype != self.dtype:
+      raise ValueError(f"assign of {x.shape} {x.dtype} to a tensor of {self.shape} {self.dtype}")
+    self.lazydata = x.lazydata
+    return self
+
   def schedule(self, *others: Tensor) -> list:
     """The kernel launches that realizing this tensor (and `others`) would run, without running them."""
     from pytc.realize import schedule
