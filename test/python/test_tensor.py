@@ -145,3 +145,58 @@ def test_empty_tensors():
   np.testing.assert_array_equal(Tensor(np.ones((0, 3), np.float32)).sum(0).numpy(), np.zeros(3, np.float32))
   np.testing.assert_array_equal(Tensor(np.ones((2, 0), np.float32)).max(1).numpy(), np.full(2, -np.inf, np.float32))
   assert (Tensor(np.ones((2, 0), np.float32)).permute(1, 0) * 2).numpy().shape == (0, 2)
+
+
+def test_creation():
+  assert Tensor.zeros(2, 3).numpy().tolist() == [[0.0] * 3] * 2 and Tensor.ones((2,)).dtype == dtypes.float32
+  assert Tensor.full((2, 2), 7).numpy().tolist() == [[7, 7], [7, 7]] and Tensor.full((2,), 7).dtype == dtypes.int32
+  assert Tensor.ones(3).zeros_like().tolist() == [0.0] * 3 and Tensor([1, 2]).full_like(5).tolist() == [5, 5]
+  np.testing.assert_array_equal(Tensor.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
+  np.testing.assert_allclose(Tensor.arange(0, 1, 0.25).numpy(), np.arange(0, 1, 0.25))
+  np.testing.assert_allclose(Tensor.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5))
+  np.testing.assert_array_equal(Tensor.eye(2, 3).numpy(), np.eye(2, 3))
+  with pytest.raises(ValueError, match="step cannot be 0"): Tensor.arange(0, 5, 0)
+
+
+def test_random_is_reproducible_and_distributed():
+  Tensor.manual_seed(42)
+  first = Tensor.rand(4000).numpy()
+  Tensor.manual_seed(42)
+  again = Tensor.rand(4000).numpy()
+  np.testing.assert_array_equal(first, again)
+  assert 0 <= first.min() and first.max() < 1 and abs(first.mean() - 0.5) < 0.02
+  normal = Tensor.randn(20000).numpy()
+  assert abs(normal.mean()) < 0.03 and abs(normal.std() - 1) < 0.03
+  ints = Tensor.randint(2000, low=3, high=7).numpy()
+  assert set(np.unique(ints)) == {3, 4, 5, 6}
+  assert not np.array_equal(Tensor.rand(8).numpy(), Tensor.rand(8).numpy())
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+  ("floor", Tensor.floor, np.floor), ("ceil", Tensor.ceil, np.ceil), ("round", Tensor.round, np.round), ("sign", Tensor.sign, np.sign),
+  ("tan", Tensor.tan, np.tan), ("leaky_relu", Tensor.leaky_relu, lambda x: np.where(x < 0, 0.01 * x, x)),
+  ("silu", Tensor.silu, lambda x: x / (1 + np.exp(-x))), ("elu", Tensor.elu, lambda x: np.where(x > 0, x, np.exp(x) - 1)),
+  ("softplus", Tensor.softplus, lambda x: np.log1p(np.exp(x))), ("mish", Tensor.mish, lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+  ("clip", lambda t: t.clip(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)), ("square", Tensor.square, np.square),
+  ("tanh", Tensor.tanh, np.tanh),
+])
+def test_more_unary_ops(name, ours, theirs):
+  x = np.array([-2.5, -1.5, -0.7, -0.5, 0.0, 0.3, 0.5, 1.5, 2.5], np.float32)
+  np.testing.assert_allclose(ours(Tensor(x)).numpy(), theirs(x), rtol=1e-5, atol=1e-6)
+
+
+def test_more_reductions_and_movement():
+  a = np.array([[1, 5, 3, 5], [7, 2, 7, 0]], np.float32)
+  t = Tensor(a)
+  np.testing.assert_allclose(t.var(1).numpy(), a.var(1, ddof=1), rtol=1e-6)
+  np.testing.assert_allclose(t.std().numpy(), a.std(ddof=1), rtol=1e-6)
+  assert t.argmax(1).tolist() == [1, 0] and t.argmin(0).tolist() == [0, 1, 0, 1] and t.argmax().item() == 4
+  assert t.any().item() and not (t > 6).all().item() and (t >= 0).all().item()
+  np.testing.assert_allclose(t.logsumexp(0).numpy(), np.log(np.exp(a).sum(0)), rtol=1e-6)
+  np.testing.assert_array_equal(t.cat(t * 2, dim=0).numpy(), np.concatenate([a, a * 2]))
+  np.testing.assert_array_equal(Tensor.stack(t, t, dim=1).numpy(), np.stack([a, a], 1))
+  assert [s.shape for s in t.split([1, 3], dim=1)] == [(2, 1), (2, 3)] and len(t.chunk(3, 1)) == 2
+  np.testing.assert_array_equal(t.repeat(2, 1).numpy(), np.tile(a, (2, 1)))
+  assert t.unflatten(1, (2, 2)).shape == (2, 2, 2) and t.view(-1).shape == (8,)
+  np.testing.assert_array_equal(Tensor([1, 0, 2]).one_hot(3).numpy(), np.eye(3, dtype=np.int32)[[1, 0, 2]])
+  with pytest.raises(ValueError, match="cat along dim 0"): t.cat(Tensor.ones(2, 3))

@@ -1,0 +1,101 @@
+"""Layers, optimizers, model state and the training example."""
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pytc import GlobalCounters, Tensor, dtypes, nn
+from pytc.nn.optim import SGD, Adam, AdamW
+from pytc.nn.state import get_parameters, get_state_dict, load_state_dict, safe_load, safe_save
+
+
+class Tiny:
+  def __init__(self):
+    self.layers = [nn.Linear(3, 4), nn.Linear(4, 2, bias=False)]
+    self.norm = nn.LayerNorm(2)
+
+  def __call__(self, x: Tensor) -> Tensor: return self.norm(self.layers[1](self.layers[0](x).relu()))
+
+
+def test_linear_matches_numpy():
+  layer = nn.Linear(3, 2)
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  expected = x @ layer.weight.numpy().T + layer.bias.numpy()
+  np.testing.assert_allclose(layer(Tensor(x)).numpy(), expected, rtol=1e-5)
+  assert layer.weight.shape == (2, 3) and np.abs(layer.weight.numpy()).max() <= 1 / np.sqrt(3)
+
+
+def test_state_dict_names_and_safetensors_round_trip(tmp_path):
+  model = Tiny()
+  names = sorted(get_state_dict(model))
+  assert names == ["layers.0.bias", "layers.0.weight", "layers.1.weight", "norm.bias", "norm.weight"]
+  assert len(get_parameters(model)) == 5
+  safe_save(get_state_dict(model), tmp_path / "model.safetensors")
+  loaded = safe_load(tmp_path / "model.safetensors")
+  other = Tiny()
+  load_state_dict(other, loaded)
+  x = Tensor(np.ones((2, 3), np.float32))
+  np.testing.assert_array_equal(other(x).numpy(), model(x).numpy())
+  with pytest.raises(KeyError, match="norm.bias"): load_state_dict(Tiny(), {k: v for k, v in loaded.items() if k != "norm.bias"})
+
+
+def test_safetensors_dtypes_and_bad_files(tmp_path):
+  tensors = {"i": Tensor(np.array([1, -2], np.int16)), "b": Tensor([True, False]), "h": Tensor(np.array([1.5], np.float16)),
+             "bf": Tensor([2.5], dtype=dtypes.bfloat16)}
+  safe_save(tensors, tmp_path / "t.safetensors")
+  loaded = safe_load(tmp_path / "t.safetensors")
+  for name, tensor in tensors.items():
+    assert loaded[name].dtype == tensor.dtype
+    np.testing.assert_array_equal(loaded[name].numpy(), tensor.numpy())
+  (tmp_path / "bad.safetensors").write_bytes(b"\x05\x00\x00\x00\x00\x00\x00\x00nope!")
+  with pytest.raises(ValueError, match="not a safetensors file"): safe_load(tmp_path / "bad.safetensors")
+
+
+def quadratic_descent(optimizer_factory, steps: int) -> float:
+  x = Tensor(np.array([3.0, -2.0], np.float32), requires_grad=True)
+  optimizer = optimizer_factory([x])
+  for _ in range(steps):
+    optimizer.zero_grad()
+    ((x - 1.0) * (x - 1.0)).sum().backward()
+    optimizer.step()
+  return float(np.abs(x.numpy() - 1.0).max())
+
+
+@pytest.mark.parametrize("factory", [lambda p: SGD(p, lr=0.1), lambda p: SGD(p, lr=0.05, momentum=0.9, nesterov=True),
+                                     lambda p: Adam(p, lr=0.1), lambda p: AdamW(p, lr=0.1, weight_decay=0.0)],
+                         ids=["sgd", "sgd_nesterov", "adam", "adamw"])
+def test_optimizers_minimize_a_quadratic(factory):
+  assert quadratic_descent(factory, 150) < 1e-2
+
+
+def test_adam_matches_the_reference_update():
+  w0, g = np.array([0.5, -1.0], np.float32), np.array([0.2, -0.4], np.float32)
+  w = Tensor(w0.copy(), requires_grad=True)
+  optimizer = Adam([w], lr=0.01)
+  m = v = np.zeros(2)
+  expected = w0.astype(np.float64)
+  for t in range(1, 4):
+    optimizer.zero_grad()
+    (w * Tensor(g)).sum().backward()
+    optimizer.step()
+    m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+    expected = expected - 0.01 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+  np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+
+
+def test_optimizer_errors():
+  with pytest.raises(ValueError, match="no parameters"): SGD([Tensor([1.0], requires_grad=False)])
+  x = Tensor([1.0], requires_grad=True)
+  with pytest.raises(RuntimeError, match="before backward"): SGD([x]).step()
+
+
+def test_mnist_example_trains_and_reuses_its_schedules(capsys):
+  spec = importlib.util.spec_from_file_location("mnist_mlp", Path(__file__).parents[2] / "examples" / "mnist_mlp.py")
+  example = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(example)
+  accuracy = example.main(steps=60)
+  lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step")]
+  assert accuracy > 0.95
+  assert all(line.endswith("new schedules 0") for line in lines[1:]) and not lines[0].endswith("new schedules 0")
+  GlobalCounters.reset()
