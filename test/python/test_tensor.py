@@ -200,3 +200,33 @@ def test_more_reductions_and_movement():
   assert t.unflatten(1, (2, 2)).shape == (2, 2, 2) and t.view(-1).shape == (8,)
   np.testing.assert_array_equal(Tensor([1, 0, 2]).one_hot(3).numpy(), np.eye(3, dtype=np.int32)[[1, 0, 2]])
   with pytest.raises(ValueError, match="cat along dim 0"): t.cat(Tensor.ones(2, 3))
+
+
+@pytest.mark.parametrize("index", [1, -1, (0, 2), (slice(None), 1), (Ellipsis, 1), (None, 0), (slice(None, None, -1),),
+                                   (0, slice(None, None, 2)), (0, slice(3, 0, -2)), (1, Ellipsis, slice(1, None, 3)), (Ellipsis, None),
+                                   (slice(-1, None), slice(0, 2), -2)], ids=repr)
+def test_getitem_matches_numpy(index):
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  np.testing.assert_array_equal(Tensor(a)[index].numpy(), a[index])
+
+
+def test_tensor_indices_gather_scatter_and_setitem():
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  t = Tensor(a)
+  np.testing.assert_array_equal(t[:, Tensor([2, 0, -1])].numpy(), a[:, [2, 0, -1]])
+  np.testing.assert_array_equal(t[Tensor([1, 0]), Tensor([2, 1])].numpy(), a[[1, 0], [2, 1]])
+  x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+  index = np.array([[0, 0], [1, 0]])
+  np.testing.assert_array_equal(Tensor(x).gather(1, Tensor(index)).numpy(), np.take_along_axis(x, index, 1))
+  scattered = Tensor.zeros(3, 4).scatter(0, Tensor([[1, 2, 0, 1]]), 5.0).numpy()
+  np.testing.assert_array_equal(scattered, np.eye(3, 4, dtype=np.float32)[[1, 2, 0, 1]].T * 5)
+  np.testing.assert_array_equal(Tensor(x).masked_fill(Tensor(x > 2), -1.0).numpy(), np.where(x > 2, -1, x))
+  z = Tensor.zeros(3, 4)
+  z[1:3, 2] = 7.0
+  z[0] = Tensor([1.0, 2.0, 3.0, 4.0])
+  expected = np.zeros((3, 4), np.float32)
+  expected[1:3, 2], expected[0] = 7, [1, 2, 3, 4]
+  np.testing.assert_array_equal(z.numpy(), expected)
+  with pytest.raises(IndexError, match="index 3 is out of range for dim 0 of size 2"): t[3]
+  with pytest.raises(IndexError, match="too many indices"): t[0, 0, 0, 0]
+  with pytest.raises(IndexError, match="step-1 slices"): z[::2] = 1.0
