@@ -99,3 +99,34 @@ def test_mnist_example_trains_and_reuses_its_schedules(capsys):
   assert accuracy > 0.95
   assert all(line.endswith("new schedules 0") for line in lines[1:]) and not lines[0].endswith("new schedules 0")
   GlobalCounters.reset()
+
+
+def test_conv2d_layer_matches_functional():
+  layer = nn.Conv2d(3, 4, 3, padding=1)
+  x = Tensor(np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32))
+  np.testing.assert_allclose(layer(x).numpy(), x.conv2d(layer.weight, layer.bias, padding=1).numpy(), rtol=1e-6)
+  assert layer(x).shape == (2, 4, 5, 5)
+
+
+def test_batchnorm_training_and_eval():
+  x = np.random.default_rng(1).standard_normal((4, 3, 2, 2)).astype(np.float32) * 3 + 1
+  norm = nn.BatchNorm2d(3)
+  Tensor.training = True
+  try:
+    out = norm(Tensor(x)).numpy()
+  finally:
+    Tensor.training = False
+  mean, var = x.mean((0, 2, 3)), x.var((0, 2, 3))
+  np.testing.assert_allclose(out, (x - mean.reshape(1, 3, 1, 1)) / np.sqrt(var.reshape(1, 3, 1, 1) + 1e-5), rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(norm.running_mean.numpy(), 0.1 * mean, rtol=1e-5)
+  np.testing.assert_allclose(norm.running_var.numpy(), 0.9 + 0.1 * x.var((0, 2, 3), ddof=1), rtol=1e-5)
+  eval_out = norm(Tensor(x)).numpy()
+  expected = (x - norm.running_mean.numpy().reshape(1, 3, 1, 1)) / np.sqrt(norm.running_var.numpy().reshape(1, 3, 1, 1) + 1e-5)
+  np.testing.assert_allclose(eval_out, expected, rtol=1e-5)
+
+
+def test_embedding_looks_rows_up():
+  embedding = nn.Embedding(10, 4)
+  rows = embedding(Tensor([[3, 1], [9, 3]])).numpy()
+  weight = embedding.weight.numpy()
+  np.testing.assert_array_equal(rows, weight[[[3, 1], [9, 3]]])
