@@ -57,6 +57,28 @@ class dtypes:
     raise TypeError(f"cannot make a tensor element from {type(value).__name__} {value!r}")
 
 
+# Which types each type promotes to directly, as tinygrad's lattice: a mixed operation computes in the
+# least type both reach (int8 + uint8 -> int16, uint32 + int32 -> int64, int64 + uint64 -> float16).
+PROMOTES_TO: dict[DType, tuple[DType, ...]] = {
+  dtypes.bool: (dtypes.int8, dtypes.uint8), dtypes.int8: (dtypes.int16,), dtypes.int16: (dtypes.int32,), dtypes.int32: (dtypes.int64,),
+  dtypes.int64: (dtypes.float16, dtypes.bfloat16), dtypes.uint8: (dtypes.int16, dtypes.uint16), dtypes.uint16: (dtypes.int32, dtypes.uint32),
+  dtypes.uint32: (dtypes.int64, dtypes.uint64), dtypes.uint64: (dtypes.float16, dtypes.bfloat16), dtypes.float16: (dtypes.float32,),
+  dtypes.bfloat16: (dtypes.float32,), dtypes.float32: (dtypes.float64,), dtypes.float64: ()}
+
+
+def _reachable(dtype: DType) -> set[DType]:
+  found, stack = {dtype}, [dtype]
+  while stack:
+    for up in PROMOTES_TO[stack.pop()]:
+      if up not in found: found.add(up); stack.append(up)
+  return found
+
+
+def least_upper_dtype(*types: DType) -> DType:
+  common = set.intersection(*(_reachable(t) for t in types))
+  return min(common, key=lambda t: t.priority)
+
+
 def to_numpy(data: bytes | memoryview, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
   array = np.frombuffer(data, dtype=dtype.numpy).reshape(shape)
   if dtype is dtypes.bfloat16: return (array.astype(np.uint32) << 16).view(np.float32)

@@ -8,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from pytc.device import Buffer, Device
-from pytc.dtype import DType, dtypes
+from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
 from pytc.realize import realize
@@ -219,12 +219,13 @@ class Tensor:
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
-      dtype = max(self.dtype, other.dtype, key=lambda d: d.priority)
+      dtype = least_upper_dtype(self.dtype, other.dtype)
       shape = broadcast_shape(self.shape, other.shape)
       pair = (self.cast(dtype)._broadcast_to(shape), other.cast(dtype)._broadcast_to(shape))
     elif isinstance(other, Scalar):
-      scalar_dtype = dtypes.of_scalar(other)
-      dtype = self.dtype if scalar_dtype.priority <= self.dtype.priority or not scalar_dtype.is_float else dtypes.default_float
+      # a Python scalar takes a float tensor's dtype, and an int tensor's when it is an int; else the lattice decides
+      keeps = self.dtype.is_float or (not self.dtype.is_bool and isinstance(other, int) and not isinstance(other, bool))
+      dtype = self.dtype if keeps else least_upper_dtype(self.dtype, dtypes.of_scalar(other))
       pair = (self.cast(dtype), Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other)))
     else: raise TypeError(f"unsupported operand {type(other).__name__} for a Tensor op")
     return pair[::-1] if reverse else pair

@@ -232,3 +232,40 @@ def test_tensor_indices_gather_scatter_and_setitem():
   with pytest.raises(IndexError, match="index 3 is out of range for dim 0 of size 2"): t[3]
   with pytest.raises(IndexError, match="too many indices"): t[0, 0, 0, 0]
   with pytest.raises(IndexError, match="step-1 slices"): z[::2] = 1.0
+
+
+ALL_DTYPES = [dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64,
+              dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_every_dtype_end_to_end(dtype):
+  values = np.array([0, 1, 3, 7, 60, 1, 0, 5]) if dtype is not dtypes.bool else np.array([0, 1, 1, 0, 1, 0, 0, 1])
+  t = Tensor(values.astype(np.float32)).cast(dtype)
+  assert t.dtype == dtype
+  np.testing.assert_array_equal(t.cast(dtypes.float32).numpy(), values.astype(bool) if dtype is dtypes.bool else values)
+  doubled = (t + t) if dtype is not dtypes.bool else (t | t)
+  expected = values * 2 if dtype is not dtypes.bool else values.astype(bool)
+  np.testing.assert_array_equal(doubled.cast(dtypes.float64).numpy(), expected.astype(np.float64))
+  assert (t.max().cast(dtypes.float32).item() == values.max())
+  if dtype is not dtypes.bfloat16: assert t.numpy().dtype == np.dtype(dtype.numpy)
+
+
+def test_half_precision_arithmetic():
+  a = np.array([0.1, 1.5, -2.25, 1000.0], np.float16)
+  np.testing.assert_array_equal((Tensor(a) * 3 + 1).numpy(), (a * np.float16(3) + np.float16(1)))
+  b = Tensor([1.0, 3.0, 256.0, -0.5], dtype=dtypes.bfloat16)
+  assert (b * b).numpy().tolist() == [1.0, 9.0, 65536.0, 0.25]
+  assert (b / 3).dtype == dtypes.bfloat16
+
+
+@pytest.mark.parametrize("a, b, result", [(dtypes.int8, dtypes.uint8, dtypes.int16), (dtypes.uint32, dtypes.int32, dtypes.int64),
+                                          (dtypes.int64, dtypes.uint64, dtypes.float16), (dtypes.float16, dtypes.bfloat16, dtypes.float32),
+                                          (dtypes.bool, dtypes.int32, dtypes.int32), (dtypes.int32, dtypes.float16, dtypes.float16)], ids=str)
+def test_dtype_promotion_follows_tinygrads_lattice(a, b, result):
+  assert (Tensor([1, 2], dtype=a) + Tensor([3, 4], dtype=b)).dtype == result
+
+
+def test_scalar_promotion():
+  assert (Tensor([1, 2]) * 2.5).dtype == dtypes.float32 and (Tensor([1.0], dtype=dtypes.float16) * 2).dtype == dtypes.float16
+  assert (Tensor([1, 2], dtype=dtypes.uint8) + 1).dtype == dtypes.uint8 and (Tensor([True]) + 1).dtype == dtypes.int32
