@@ -34,9 +34,9 @@ Device = _Device()
 
 class Buffer:
   """Device memory holding `prod(shape)` elements of `dtype`."""
-  def __init__(self, device: str, dtype: DType, shape: tuple[int, ...]):
+  def __init__(self, device: str, dtype: DType, shape: tuple[int, ...], raw: object | None = None):
     self.device, self.dtype, self.shape = device, dtype, shape
-    self.raw = Device[device].alloc(prod(shape) * dtype.itemsize)
+    self.raw = raw if raw is not None else Device[device].alloc(prod(shape) * dtype.itemsize)
 
   def __del__(self) -> None:
     if (device := Device._opened.get(self.device)) is not None: device.free(self.raw)

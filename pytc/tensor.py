@@ -12,6 +12,7 @@ from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
 from pytc.realize import realize
+from pytc.runtime.ops_cpu import CPUBuffer
 
 Scalar = int | float | bool
 
@@ -238,7 +239,9 @@ class Tensor:
     x, y = self._broadcasted(other, reverse)
     return Tensor(LazyOp(op, dtype or x.dtype, x.shape, x.device, (x.lazydata, y.lazydata)))
 
-  def cast(self, dtype: DType) -> Tensor: return self if dtype == self.dtype else self._unary("cast", dtype)
+  def cast(self, dtype: DType) -> Tensor:
+    if not isinstance(dtype, DType): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, ...), got {dtype!r}")
+    return self if dtype == self.dtype else self._unary("cast", dtype)
   def bitcast(self, dtype: DType) -> Tensor:
     if dtype.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dtype} changes the item size")
     return self if dtype == self.dtype else self._unary("bitcast", dtype)
@@ -673,6 +676,16 @@ class Tensor:
     buffer = Buffer(device, dtype, stored.shape)
     buffer.raw.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))
     return Tensor(LazyOp("buffer", dtype, stored.shape, device, arg=buffer))
+
+  @staticmethod
+  def from_blob(ptr: int, shape: tuple[int, ...], dtype: DType | None = None, device: str | None = None, owner: object = None) -> Tensor:
+    """A tensor over host memory at address `ptr`, without a copy (CPU devices only). The memory must stay valid and
+    unchanged while the tensor is in use: pass the object that owns it (say, the NumPy array) as `owner` to keep it alive."""
+    device, dtype, shape = Device.canonicalize(device), dtype or dtypes.default_float, tuple(shape)
+    if not device.startswith("CPU"): raise ValueError(f"from_blob wraps host memory, so only CPU devices, not {device}")
+    if not ptr: raise ValueError("from_blob needs a non-null pointer")
+    raw = CPUBuffer.wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape, raw)))
 
   def to(self, device: str | None) -> Tensor:
     device = Device.canonicalize(device)

@@ -18,9 +18,16 @@ KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **
 class CPUBuffer:
   """`nbytes` of host memory, 64-byte aligned (uninitialized, like device memory)."""
   def __init__(self, nbytes: int):
-    self.nbytes = nbytes
-    self._memory = np.empty(nbytes + 64, dtype=np.uint8)
+    self.nbytes, self.borrowed = nbytes, False
+    self._memory: object = np.empty(nbytes + 64, dtype=np.uint8)
     self.address: int = (self._memory.ctypes.data + 63) & ~63
+
+  @classmethod
+  def wrap(cls, address: int, nbytes: int, owner: object = None) -> CPUBuffer:
+    """Host memory someone else owns (kept alive through `owner`), used in place and never recycled."""
+    buffer = cls.__new__(cls)
+    buffer.nbytes, buffer.borrowed, buffer._memory, buffer.address = nbytes, True, owner, address
+    return buffer
 
   def as_memoryview(self) -> memoryview:
     return memoryview((ctypes.c_uint8 * self.nbytes).from_address(self.address)).cast("B")
@@ -89,7 +96,8 @@ class CPUDevice:
     """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
     return cached.pop() if (cached := self._free_buffers.get(nbytes)) else CPUBuffer(nbytes)
 
-  def free(self, buffer: CPUBuffer) -> None: self._free_buffers.setdefault(buffer.nbytes, []).append(buffer)
+  def free(self, buffer: CPUBuffer) -> None:
+    if not buffer.borrowed: self._free_buffers.setdefault(buffer.nbytes, []).append(buffer)
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
   def queue(self) -> HWQueue: return HWQueue()
 

@@ -39,6 +39,14 @@ OPS = {
   "cat_split": (lambda a, b: a.cat(b, dim=1).split(2, dim=1)[1] * 2, [(2, 3), (2, 2)]),
   "cross_entropy": (lambda a: a.sparse_categorical_crossentropy(Tensor([1, 0, 3])), [(3, 4)]),
   "linear": (lambda x, w, b: x.linear(w, b).relu(), [(2, 3), (3, 4), (4,)]),
+  "conv2d": (lambda x, w: x.conv2d(w, stride=2, padding=1), [(1, 2, 5, 5), (3, 2, 3, 3)]),
+  "conv_transpose2d": (lambda x, w: x.conv_transpose2d(w, stride=2), [(1, 2, 3, 3), (2, 2, 2, 2)]),
+  "pools": (lambda x: x.max_pool2d() + x.avg_pool2d(), [(1, 1, 4, 4)]),
+  "cumsum": (lambda a: a.cumsum(1), [(2, 4)]),
+  "getitem": (lambda a: a[1:, ::-2] * 2 + a[Tensor([2, 0])].sum(), [(3, 4)]),
+  "gather": (lambda a: a.gather(1, Tensor([[0, 2], [1, 1]])), [(2, 3)]),
+  "einsum": (lambda a, b: Tensor.einsum("ij,kj->ik", a, b), [(2, 3), (4, 3)]),
+  "std": (lambda a: a.std(axis=0), [(4, 3)]),
 }
 
 

@@ -269,3 +269,16 @@ def test_dtype_promotion_follows_tinygrads_lattice(a, b, result):
 def test_scalar_promotion():
   assert (Tensor([1, 2]) * 2.5).dtype == dtypes.float32 and (Tensor([1.0], dtype=dtypes.float16) * 2).dtype == dtypes.float16
   assert (Tensor([1, 2], dtype=dtypes.uint8) + 1).dtype == dtypes.uint8 and (Tensor([True]) + 1).dtype == dtypes.int32
+
+
+def test_from_blob_uses_host_memory_in_place():
+  source = np.arange(6, dtype=np.float32)
+  t = Tensor.from_blob(source.ctypes.data, (2, 3), dtype=dtypes.float32, owner=source)
+  np.testing.assert_array_equal((t * 2).numpy(), source.reshape(2, 3) * 2)
+  source[0] = 100.0
+  assert (t + 0).numpy()[0, 0] == 100.0  # no copy was made
+  with pytest.raises(ValueError, match="non-null"): Tensor.from_blob(0, (1,))
+
+
+def test_cast_rejects_what_is_not_a_dtype():
+  with pytest.raises(TypeError, match="cast needs a pytc dtype"): Tensor([1.0]).cast(np.float32)
