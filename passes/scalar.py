@@ -85,6 +85,18 @@ def _pick(t: ir.Type, choices: tuple) -> object:
   return choices[0] if is_float(t) else choices[2] if is_unsigned(t) else choices[1]
 
 
+def safe_division(t: ir.Type, lowering: Lowering, a: ir.Value, b: ir.Value) -> ir.Value:
+  """Integer division that cannot trap: x / 0 and x % 0 are 0, and MIN / -1 wraps to MIN (its remainder is 0)."""
+  zero, one = constant(t, 0), constant(t, 1)
+  by_zero = arith.cmpi(arith.CmpIPredicate.eq, b, zero)
+  unsafe = by_zero
+  if not is_unsigned(t):
+    overflow = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, a, constant(t, -(1 << (width(t) - 1)))),
+                          arith.cmpi(arith.CmpIPredicate.eq, b, constant(t, -1)))
+    unsafe = arith.ori(by_zero, overflow)
+  return arith.select(by_zero, zero, lowering(a, arith.select(unsafe, one, b)))
+
+
 def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   """C-style conversion between uop element types; anything to i1 is `x != 0`."""
   if src == dst: return x
@@ -107,7 +119,7 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
   t = element_type(op.operands[0]) if len(op.operands) else element_type(op.results[0])
   if name in BINARY:
     if (lowering := _pick(t, BINARY[name])) is None: raise PassError(op.location, f"{name} has no lowering for {t}")
-    return lowering(*operands)
+    return safe_division(t, lowering, *operands) if name in ("uop.idiv", "uop.mod") else lowering(*operands)
   if name in COMPARE:
     predicate = _pick(t, COMPARE[name])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)

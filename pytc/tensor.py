@@ -283,6 +283,25 @@ class Tensor:
   def div(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     return a._float_cast() * b._float_cast().reciprocal()
+  def idiv(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """Integer division rounding toward zero (C's), for integer tensors."""
+    a, b = self._broadcasted(x, reverse)
+    if a.dtype.is_float or a.dtype.is_bool: raise TypeError(f"idiv needs integer tensors, got {a.dtype}")
+    return a._binary("idiv", b)
+  def floordiv(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """Python's `//`: floor of the quotient (for floats, floor of the true quotient)."""
+    a, b = self._broadcasted(x, reverse)
+    if a.dtype.is_float: return (a / b).floor()
+    q = a.idiv(b)
+    return ((q * b != a) & ((a < 0) != (b < 0))).where(q - 1, q)
+  def mod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """Python's `%`: the remainder has the sign of the divisor."""
+    a, b = self._broadcasted(x, reverse)
+    return a - a.floordiv(b) * b
+  def __floordiv__(self, x): return self.floordiv(x)
+  def __rfloordiv__(self, x): return self.floordiv(x, True)
+  def __mod__(self, x): return self.mod(x)
+  def __rmod__(self, x): return self.mod(x, True)
   def maximum(self, x: Tensor | Scalar) -> Tensor: return self._binary("max", x)
   def minimum(self, x: Tensor | Scalar) -> Tensor:
     a, b = self._broadcasted(x)

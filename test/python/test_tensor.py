@@ -282,3 +282,22 @@ def test_from_blob_uses_host_memory_in_place():
 
 def test_cast_rejects_what_is_not_a_dtype():
   with pytest.raises(TypeError, match="cast needs a pytc dtype"): Tensor([1.0]).cast(np.float32)
+
+
+def test_floor_division_and_modulo_follow_python():
+  a, b = np.array([7, -7, 7, -7, 6, 0], np.int32), np.array([2, 2, -2, -2, 3, 5], np.int32)
+  np.testing.assert_array_equal((Tensor(a) // Tensor(b)).numpy(), a // b)
+  np.testing.assert_array_equal((Tensor(a) % Tensor(b)).numpy(), a % b)
+  np.testing.assert_array_equal((Tensor(a) // 3).numpy(), a // 3)
+  np.testing.assert_array_equal((17 % Tensor(b)).numpy(), 17 % b)
+  np.testing.assert_array_equal(Tensor(a).idiv(Tensor(b)).numpy(), np.trunc(a / b).astype(np.int32))
+  x, y = np.array([7.5, -7.5, 2.0], np.float32), np.array([2.0, 2.0, -0.75], np.float32)
+  np.testing.assert_allclose((Tensor(x) // Tensor(y)).numpy(), x // y)
+  np.testing.assert_allclose((Tensor(x) % Tensor(y)).numpy(), x % y, rtol=1e-6)
+  assert (Tensor([1.0, 2.0]) / Tensor([2, 4])).dtype == dtypes.float32
+
+
+def test_integer_division_never_traps():
+  a = Tensor(np.array([7, -2147483648, 5], np.int32))
+  b = Tensor(np.array([0, -1, 0], np.int32))
+  assert a.idiv(b).tolist() == [0, -2147483648, 0] and a._binary("mod", b).tolist() == [0, 0, 0]
