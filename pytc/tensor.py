@@ -175,6 +175,25 @@ class Tensor:
     requires_grad = kwargs.pop("requires_grad", None)
     return Tensor((Tensor.randn(*shape, **kwargs) * std + mean).lazydata, requires_grad=requires_grad)
 
+  def empty_like(self, **kwargs) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
+  def rand_like(self, **kwargs) -> Tensor: return Tensor.rand(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
+  def randn_like(self, **kwargs) -> Tensor: return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
+
+  @staticmethod
+  def scaled_uniform(*shape, **kwargs) -> Tensor:
+    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kwargs) * (math.prod(argfix(*shape)) ** -0.5)
+
+  @staticmethod
+  def glorot_uniform(*shape, **kwargs) -> Tensor:
+    shape = argfix(*shape)
+    bound = math.sqrt(6 / (shape[0] + math.prod(shape[1:])))
+    return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
+
+  @staticmethod
+  def kaiming_normal(*shape, a: float = 0.01, **kwargs) -> Tensor:
+    std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(argfix(*shape)[1:]))
+    return Tensor.normal(*shape, mean=0.0, std=std, **kwargs)
+
   @staticmethod
   def kaiming_uniform(*shape, a: float = 0.01, **kwargs) -> Tensor:
     bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(argfix(*shape)[1:]))
@@ -246,6 +265,16 @@ class Tensor:
     if dtype.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dtype} changes the item size")
     return self if dtype == self.dtype else self._unary("bitcast", dtype)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
+  def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def double(self) -> Tensor: return self.cast(dtypes.float64)
+  def bfloat16(self) -> Tensor: return self.cast(dtypes.bfloat16)
+  def long(self) -> Tensor: return self.cast(dtypes.int64)
+  def short(self) -> Tensor: return self.cast(dtypes.int16)
+  def is_floating_point(self) -> bool: return self.dtype.is_float
+  def element_size(self) -> int: return self.dtype.itemsize
+  def nbytes(self) -> int: return self.numel() * self.dtype.itemsize
+  def size(self, dim: int | None = None) -> tuple[int, ...] | int: return self.shape if dim is None else self.shape[self._axis(dim)]
+  def clone(self) -> Tensor: return self.contiguous()
   def int(self) -> Tensor: return self.cast(dtypes.int32)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
@@ -353,6 +382,52 @@ class Tensor:
   def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
   def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
   def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) / 2
+  def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) / 2
+  def asinh(self) -> Tensor: return (self + (self.square() + 1).sqrt()).log()
+  def acosh(self) -> Tensor: return (self + (self.square() - 1).sqrt()).log()
+  def atanh(self) -> Tensor: return ((1 + self) / (1 - self)).log() / 2
+  def log10(self) -> Tensor: return self.log2() * math.log10(2)
+  def erf(self) -> Tensor:
+    """Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7)."""
+    x = self._float_cast()
+    t = 1.0 / (1.0 + 0.3275911 * x.abs())
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return x.sign() * (1 - poly * (-x.square()).exp())
+  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+  def softsign(self) -> Tensor: return self / (1 + self.abs())
+  def logsigmoid(self) -> Tensor: return -(-self).softplus()
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor: return self + (end - self) * weight
+  def logaddexp(self, other: Tensor | float) -> Tensor:
+    a, b = self._broadcasted(other)
+    peak = a.maximum(b)
+    return peak + ((a - peak).exp() + (b - peak).exp()).log()
+  def copysign(self, other: Tensor | float) -> Tensor:
+    a, b = self._broadcasted(other)
+    return (b < 0).where(-a.abs(), a.abs())
+  def fmod(self, x: Tensor | float) -> Tensor:
+    """C's fmod: the remainder has the sign of the dividend."""
+    a, b = self._broadcasted(x)
+    return a - (a / b).trunc() * b if a.dtype.is_float else a._binary("mod", b)
+  def isnan(self) -> Tensor: return self != self
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    return ((self == float("inf")) & detect_positive) | ((self == float("-inf")) & detect_negative)
+  def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
+  def isclose(self, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
+    close = (self - other).abs() <= atol + rtol * other.abs()
+    return close | (self.isnan() & other.isnan()) if equal_nan else close
+  def allclose(self, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
+    return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+  def eq(self, x) -> Tensor: return self == x
+  def ne(self, x) -> Tensor: return self != x
+  def bitwise_xor(self, x) -> Tensor: return self.xor(x)
+  def bitwise_not(self) -> Tensor: return ~self
   def __invert__(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self.xor(-1)
 
   def __neg__(self) -> Tensor: return self.neg()
@@ -453,6 +528,38 @@ class Tensor:
     if dim is None: return self.reshape(tuple(n for n in self.shape if n != 1))
     return self if self.shape[self._axis(dim)] != 1 else self.reshape(self.shape[:self._axis(dim)] + self.shape[self._axis(dim) + 1:])
   def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
+  def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...]) -> Tensor:
+    x = self
+    for shift, dim in zip(_per_dim(shifts, 1), _per_dim(dims, 1)):
+      dim = self._axis(dim)
+      n = self.shape[dim]
+      if not n or not shift % n: continue
+      cut, lead = n - shift % n, (slice(None),) * dim
+      x = x[lead + (slice(cut, None),)].cat(x[lead + (slice(0, cut),)], dim=dim)
+    return x
+  def diagonal(self) -> Tensor:
+    if self.ndim != 2 or self.shape[0] != self.shape[1]: raise ValueError(f"diagonal needs a square matrix, got {self.shape}")
+    n = self.shape[0]
+    return self.flatten().pad(((0, n),)).reshape(n, n + 1)[:, 0]
+  def diag(self) -> Tensor:
+    if self.ndim != 1: raise ValueError(f"diag needs a vector, got {self.shape}")
+    n = self.shape[0]
+    return self.unsqueeze(1).pad(((0, 0), (0, n))).flatten()[:n * n].reshape(n, n)
+  def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
+    x = self.flatten() if dim is None else self
+    dim = 0 if dim is None else x._axis(dim)
+    return x.unsqueeze(dim + 1).expand(x.shape[:dim + 1] + (repeats,) + x.shape[dim + 1:]).flatten(dim, dim + 1)
+  def pad_to(self, shape, *args) -> Tensor:
+    return self.pad(tuple((0, n - s) if n is not None else None for s, n in zip(self.shape, argfix(shape, *args))))
+  def shrink_to(self, shape, *args) -> Tensor:
+    return self.shrink(tuple((0, n) if n is not None else None for n in argfix(shape, *args)))
+  @staticmethod
+  def meshgrid(*tensors: Tensor, indexing: str = "ij") -> list[Tensor]:
+    if indexing not in ("ij", "xy"): raise ValueError(f"indexing must be 'ij' or 'xy', got {indexing!r}")
+    vectors = [t.flatten() for t in tensors]
+    shape = tuple(t.shape[0] for t in vectors)
+    grids = [t.reshape(tuple(-1 if i == k else 1 for k in range(len(vectors)))).expand(shape) for i, t in enumerate(vectors)]
+    return [g.transpose(0, 1) for g in grids] if indexing == "xy" and len(grids) > 1 else grids
   def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
     dim = self._axis(dim)
     return self.reshape(self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:])
@@ -640,6 +747,13 @@ class Tensor:
     hits = (self == self.max(axis, keepdim=True)).where(countdown, 0)
     return (n - hits.max(axis, keepdim)).cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor: return (-self).argmax(axis, keepdim)
+  def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+  def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
+  def softmin(self, axis: int = -1) -> Tensor: return (-self).softmax(axis)
+  def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    return self / self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p).maximum(eps)
 
   def softmax(self, axis: int = -1) -> Tensor:
     shifted = self - self.max(axis, keepdim=True)
@@ -785,6 +899,11 @@ class Tensor:
     return self._pad_spatial(padding, 2)._pool(kernel, kernel if stride is None else stride, dilation).mean((-2, -1))
 
   def cumsum(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "add", 0.0)
+  def cummax(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "max", float("-inf"))
+  def cummin(self, axis: int = 0) -> Tensor: return -((-self).cummax(axis))
+  def logcumsumexp(self, axis: int = 0) -> Tensor:
+    peak = self.max(axis, keepdim=True)
+    return (self - peak).exp().cumsum(axis).log() + peak
   def cumprod(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "mul", 1.0)
 
   def _cumulative(self, axis: int, kind: str, identity: float) -> Tensor:
@@ -829,6 +948,14 @@ class Tensor:
     target = Y.one_hot(self.shape[1]).transpose(1, -1).cast(self.dtype) if Y.ndim < self.ndim else Y
     target = target * (1 - label_smoothing) + label_smoothing / self.shape[1]
     return _reduced(-(self.log_softmax(axis=1) * target).sum(1), reduction)
+
+  def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities (batch, classes) at class indices Y."""
+    keep = Y != ignore_index if ignore_index is not None else Tensor.full(Y.shape, True, device=self.device)
+    picked = self.gather(1, Y.cast(dtypes.int32).unsqueeze(1)).squeeze(1)
+    scale = keep.cast(self.dtype) * (weight[Y] if weight is not None else 1.0)
+    if reduction == "mean": return -(picked * scale).sum() / scale.sum()
+    return _reduced(-(picked * scale), reduction)
 
   def binary_crossentropy(self, Y: Tensor, reduction: str = "mean") -> Tensor:
     return _reduced(-(Y * self.log() + (1 - Y) * (1 - self).log()), reduction)
