@@ -219,6 +219,15 @@ class Tensor:
       if (g := grads.get(id(t.lazydata))) is not None: t.grad = g if t.grad is None else t.grad + g
     return self
 
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+    """d(self)/d(target) for each target, without touching `.grad`."""
+    if gradient is None and self.shape != (): raise ValueError(f"gradient() without a gradient needs a scalar, not shape {self.shape}")
+    seed = gradient if gradient is not None else Tensor(LazyOp("const", self.dtype, (), self.device, arg=1.0))
+    grads = gradients(self, seed, [t.lazydata for t in targets])
+    missing = [t.shape for t in targets if id(t.lazydata) not in grads]
+    if missing: raise ValueError(f"the result does not depend on the targets of shapes {missing}")
+    return [grads[id(t.lazydata)] for t in targets]
+
   def detach(self) -> Tensor: return Tensor(LazyOp("detach", self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def numpy(self) -> np.ndarray:
@@ -528,6 +537,20 @@ class Tensor:
     if dim is None: return self.reshape(tuple(n for n in self.shape if n != 1))
     return self if self.shape[self._axis(dim)] != 1 else self.reshape(self.shape[:self._axis(dim)] + self.shape[self._axis(dim) + 1:])
   def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
+  def unfold(self, dim: int, size: int, step: int) -> Tensor:
+    """Windows of `size` every `step` along dim: dim becomes the window count and a last dim of `size` is added."""
+    dim = self._axis(dim)
+    return self._windows(dim, size, step, 1).permute(*range(dim), dim + 1, *range(dim + 2, self.ndim + 1), dim)
+  def sequential(self, layers) -> Tensor:
+    x = self
+    for layer in layers: x = layer(x)
+    return x
+  def replace(self, x: Tensor) -> Tensor:
+    """Point this tensor at `x`'s data (same shape; the dtype may differ)."""
+    if x.shape != self.shape: raise ValueError(f"replace of {self.shape} by {x.shape}")
+    self.lazydata = x.lazydata
+    return self
+  def to_(self, device: str | None) -> Tensor: return self.replace(self.to(device))
   def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...]) -> Tensor:
     x = self
     for shift, dim in zip(_per_dim(shifts, 1), _per_dim(dims, 1)):

@@ -66,3 +66,13 @@ def test_conversions_and_sizes():
   assert t.clone().tolist() == [1.5, 2.5] and t.empty_like().shape == (2,)
   Tensor.manual_seed(3)
   assert t.rand_like().shape == (2,) and Tensor.glorot_uniform(4, 5).shape == (4, 5) and Tensor.kaiming_normal(3, 4).shape == (3, 4)
+
+
+def test_gradient_unfold_sequential():
+  x = Tensor([1.0, 2.0, 3.0])
+  (dx,) = (x * x).sum().gradient(x)
+  assert dx.tolist() == [2.0, 4.0, 6.0] and x.grad is None
+  with pytest.raises(ValueError, match="does not depend"): (x * 2).sum().gradient(Tensor([1.0]))
+  a = np.arange(10, dtype=np.float32).reshape(2, 5)
+  np.testing.assert_array_equal(Tensor(a).unfold(1, 2, 2).numpy(), np.stack([a[:, 0:2], a[:, 2:4]], 1))
+  assert Tensor([1.0, -1.0]).sequential([Tensor.relu, lambda t: t * 3]).tolist() == [3.0, 0.0]
