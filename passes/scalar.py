@@ -9,6 +9,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from pytc.passes import PassError
+from pytc.passes.transcendental import APPROXIMATIONS
 
 Lowering = Callable[..., ir.Value]
 
@@ -123,6 +124,10 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
   if name in COMPARE:
     predicate = _pick(t, COMPARE[name])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
+  if name in APPROXIMATIONS and t != ir.F64Type.get():
+    x = operands[0] if t == ir.F32Type.get() else arith.extf(ir.F32Type.get(), operands[0])
+    result = APPROXIMATIONS[name](x)
+    return result if t == ir.F32Type.get() else arith.truncf(t, result)
   if name in FLOAT_UNARY: return FLOAT_UNARY[name](operands[0])
   if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0), operands[0])
   if name == "uop.recip": return arith.divf(constant(t, 1.0), operands[0])

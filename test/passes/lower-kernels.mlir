@@ -242,3 +242,28 @@ func.func @gated_bool(%out: memref<6xf32>, %mask: memref<4xi1>, %x: memref<4xf32
   %e = uop.end %w over (%i) : memref<6xf32>
   return
 }
+
+// -----
+
+// exp2, log2 and sin on f32 become arithmetic (range reduction, polynomial, exponent bits), so the loop
+// has no libm call; f16 computes them in f32; f64 keeps the math op.
+// CHECK-LABEL: func.func @E_8(
+// CHECK-NOT: math.
+// CHECK: arith.bitcast
+// CHECK-NOT: math.
+// CHECK: return
+// CHECK-LABEL: func.func @E_8n1(
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK-NOT: math.
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-LABEL: func.func @E_8n2(
+// CHECK: math.exp2 %{{.*}} : f64
+func.func @transcendentals(%a: tensor<8xf32>, %h: tensor<8xf16>, %d: tensor<8xf64>) {
+  %0 = uop.exp2 %a : tensor<8xf32>
+  %1 = uop.log2 %0 : tensor<8xf32>
+  %2 = uop.sin %1 : tensor<8xf32>
+  %3 = uop.exp2 %h : tensor<8xf16>
+  %4 = uop.exp2 %d : tensor<8xf64>
+  uop.sink %2, %3, %4 : tensor<8xf32>, tensor<8xf16>, tensor<8xf64>
+  return
+}

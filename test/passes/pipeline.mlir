@@ -60,8 +60,8 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-DAG: %[[M:.*]] = memref.load %[[SM]][%[[I]], %{{.*}}] : memref<4x1xf32>
 // CHECK: %[[N:.*]] = arith.negf %[[M]] : f32
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[X]], %[[N]] : f32
-// CHECK-NEXT: %[[E:.*]] = math.exp2 %[[D]] : f32
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[E]] : f32
+// CHECK-NOT: math.exp2
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %{{.*}} : f32
 // CHECK-NEXT: scf.yield %[[S]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[SO]][%[[I]], %{{.*}}] : memref<4x1xf32>
@@ -74,10 +74,10 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-DAG: %[[M2:.*]] = memref.load %[[EM]][%[[I2]], %{{.*}}] : memref<4x1xf32>
 // CHECK: %[[N2:.*]] = arith.negf %[[M2]] : f32
 // CHECK-NEXT: %[[D2:.*]] = arith.addf %[[X2]], %[[N2]] : f32
-// CHECK-NEXT: %[[E2:.*]] = math.exp2 %[[D2]] : f32
-// CHECK-NEXT: %[[S2:.*]] = memref.load %[[ES]][%[[I2]], %{{.*}}] : memref<4x1xf32>
+// CHECK-NOT: math.exp2
+// CHECK: %[[S2:.*]] = memref.load %[[ES]][%[[I2]], %{{.*}}] : memref<4x1xf32>
 // CHECK-NEXT: %[[R2:.*]] = arith.divf %[[ONE]], %[[S2]] : f32
-// CHECK-NEXT: %[[P2:.*]] = arith.mulf %[[E2]], %[[R2]] : f32
+// CHECK-NEXT: %[[P2:.*]] = arith.mulf %{{.*}}, %[[R2]] : f32
 // CHECK-NEXT: memref.store %[[P2]], %[[EO]][%[[I2]], %[[J2]]] : memref<4x8xf32>
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[OUT:[a-z0-9]+]]: memref<4x8xf32>)
@@ -151,8 +151,8 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) {
 // CHECK-DAG: %[[U1:.*]] = memref.load %[[X1]][%[[I1]]] : memref<4xf32>
 // CHECK-DAG: %[[V1:.*]] = memref.load %[[Y1]][%[[I1]]] : memref<4xf32>
 // CHECK: %[[S1:.*]] = arith.addf
-// CHECK-NEXT: %[[E1:.*]] = math.exp2 %[[S1]] : f32
-// CHECK-NEXT: memref.store %[[E1]], %[[O1]][%[[I1]]] : memref<4xf32>
+// CHECK-NOT: math.exp2
+// CHECK: memref.store %{{.*}}, %[[O1]][%[[I1]]] : memref<4xf32>
 // CHECK-LABEL: func.func @E_4n1(
 // CHECK-SAME: %[[O2:[a-z0-9]+]]: memref<4xf32>, %[[X2:[a-z0-9]+]]: memref<4xf32>, %[[Y2:[a-z0-9]+]]: memref<4xf32>) attributes {pytc.kernel}
 // CHECK: scf.parallel (%[[I2:.*]]) =
