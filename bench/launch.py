@@ -1,0 +1,55 @@
+"""Launch overhead on the CPU HCQ queue: 1000 tiny kernels in one command buffer (µs per launch, queue only),
+and 1000 realizes of a tiny cached graph (µs per call: graph building, schedule lookup, command buffer, wait).
+
+  python bench/launch.py [--launches N]
+"""
+import argparse
+import time
+
+import numpy as np
+from mlir import ir
+
+from pytc import Device, Tensor
+from pytc.compiler import compile_kernels, context, schedule_graph
+from pytc.dtype import dtypes
+from pytc.graph import LazyOp, to_mlir
+from pytc.runtime.ops_cpu import Kernargs
+
+
+def queue_launches(count: int) -> float:
+  x = LazyOp("buffer", dtypes.float32, (16,), "CPU")
+  graph = LazyOp("add", dtypes.float32, (16,), "CPU", (x, LazyOp("const", dtypes.float32, (16,), "CPU", arg=1.0)))
+  with context(), ir.Location.unknown():
+    scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1)
+  entry = compile_kernels(scheduled).entries[scheduled.launches[0].kernel]
+  device = Device["CPU"]
+  data, out = device.alloc(64), device.alloc(64)
+  args = Kernargs([out.address, data.address])
+  queue = device.queue()
+  for _ in range(count): queue.exec(entry, args.address)
+  queue.signal(device.timeline, device.next_timeline_value())
+  start = time.perf_counter()
+  queue.submit(device.compute)
+  device.synchronize()
+  return (time.perf_counter() - start) / count
+
+
+def realize_calls(count: int) -> float:
+  x = Tensor(np.ones(16, np.float32))
+  (x + 1).realize()
+  start = time.perf_counter()
+  for _ in range(count): (x + 1).realize()
+  return (time.perf_counter() - start) / count
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--launches", type=int, default=1000)
+  args = parser.parse_args()
+  queue_launches(10)
+  print(f"queue: {queue_launches(args.launches) * 1e6:7.2f} us per kernel launch ({args.launches} in one command buffer)")
+  print(f"realize: {realize_calls(args.launches) * 1e6:7.2f} us per call of a cached one-kernel graph")
+
+
+if __name__ == "__main__":
+  main()
