@@ -12,6 +12,7 @@ from mlir.dialects import arith, func, memref, scf
 
 from pytc.passes import PassError, functions_with, register
 from pytc.passes.clone import clone
+from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
 
 COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
@@ -87,6 +88,42 @@ class KernelLowering:
       self.scopes.pop()
     return loop.results[0]
 
+  def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
+    """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""
+    size = ir.IntegerAttr(innermost.owner.attributes["size"]).value
+    return [(r, memref.alloca(ir.MemRefType.get([size], r.results[0].type), [], [])) for r in top_level_reductions(value)]
+
+  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None) -> scf.ForOp:
+    size = ir.IntegerAttr(r.owner.attributes["size"]).value
+    return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, 1), iter_args or [])
+
+  def reduce_outer(self, stored: ir.OpView, innermost: ir.Value, accumulators: list[tuple[ir.Operation, ir.Value]]) -> None:
+    """Each reduction over its ranges outside a loop over `innermost` that accumulates per element; then the store."""
+    for reduction, acc in accumulators:
+      kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
+      with ir.InsertionPoint(self.for_range(innermost).body) as point:
+        memref.store(reduce_identity(kind, element), acc, [point.block.arguments[0]])
+        scf.YieldOp([])
+      self.accumulate(reduction, list(reduction.operands[1:]), innermost, acc, kind, element)
+    loop = self.for_range(innermost)
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({innermost: loop.induction_variable})
+      for reduction, acc in accumulators: self.scopes[-1][reduction.results[0]] = memref.load(acc, [loop.induction_variable])
+      self.store(stored)
+      self.scopes.pop()
+      scf.YieldOp([])
+
+  def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], innermost: ir.Value, acc: ir.Value, kind: int, element: ir.Type) -> None:
+    loop = self.for_range(ranges[0] if ranges else innermost)
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({(ranges[0] if ranges else innermost): loop.induction_variable})
+      if ranges: self.accumulate(reduction, ranges[1:], innermost, acc, kind, element)
+      else:
+        position = [loop.induction_variable]
+        memref.store(combine(kind, element, memref.load(acc, position), self.emit(reduction.operands[0])), acc, position)
+      self.scopes.pop()
+      scf.YieldOp([])
+
   def store(self, op: ir.OpView) -> None:
     value, target, *indices = op.operands
     if is_empty(target.type): return
@@ -104,17 +141,23 @@ def lower_kernel(kernel: func.FuncOp) -> None:
     lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params], []))
     entry = lowered.add_entry_block()
   lowering = KernelLowering(dict(zip(params, entry.arguments)))
+  reorder = "pytc.loop_order" in kernel.attributes
   with ir.InsertionPoint(entry):
-    if loops:
+    accumulators = lowering.accumulators(stored.operands[0], loops[-1]) if reorder else []
+    parallel_loops = loops[:-1] if reorder else loops
+    point = ir.InsertionPoint(entry)
+    if parallel_loops:
       index = ir.IndexType.get()
-      sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in loops]
+      sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops]
       zero, one = arith.constant(index, 0), arith.constant(index, 1)
-      parallel = scf.ParallelOp([], [zero] * len(loops), sizes, [one] * len(loops), [])
-      body = parallel.region.blocks.append(*[index] * len(loops))
+      parallel = scf.ParallelOp([], [zero] * len(sizes), sizes, [one] * len(sizes), [])
+      body = parallel.region.blocks.append(*[index] * len(sizes))
       with ir.InsertionPoint(body): scf.ReduceOp([], 0)
-      lowering.scopes.append(dict(zip(loops, body.arguments)))
-      with ir.InsertionPoint.at_block_terminator(body): lowering.store(stored)
-    else: lowering.store(stored)
+      lowering.scopes.append(dict(zip(parallel_loops, body.arguments)))
+      point = ir.InsertionPoint.at_block_terminator(body)
+    with point:
+      if reorder: lowering.reduce_outer(stored, loops[-1], accumulators)
+      else: lowering.store(stored)
     func.ReturnOp([])
   lowered.attributes["pytc.kernel"] = ir.UnitAttr.get()
   kernel.operation.erase()

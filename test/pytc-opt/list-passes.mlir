@@ -4,6 +4,7 @@
 // CHECK-NEXT: pytc-bufferize {{.+}}
 // CHECK-NEXT: pytc-fuse {{.+}}
 // CHECK-NEXT: pytc-lower-kernels {{.+}}
+// CHECK-NEXT: pytc-order-loops {{.+}}
 // CHECK-NEXT: pytc-rangeify {{.+}}
 // CHECK-NEXT: pytc-schedule {{.+}}
 // CHECK-NEXT: pytc-split-kernels {{.+}}

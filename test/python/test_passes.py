@@ -32,7 +32,7 @@ GRAPHS = {
   return
 }""",
 }
-ORDER = ["pytc-rangeify", "pytc-fuse", "pytc-bufferize", "pytc-split-kernels", "pytc-schedule", "pytc-lower-kernels"]
+ORDER = ["pytc-rangeify", "pytc-fuse", "pytc-bufferize", "pytc-split-kernels", "pytc-schedule", "pytc-order-loops", "pytc-lower-kernels"]
 
 
 def run(text: str, pipeline: list[str]) -> str:
