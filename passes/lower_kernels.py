@@ -34,9 +34,11 @@ def reduce_identity(kind: int, t: ir.Type) -> ir.Value:
 
 
 def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
+  """acc (+, max, *) value. Float sums and products may reassociate, so LLVM can split them into vector lanes."""
+  reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
   if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
-  if kind == 0: return arith.addf(acc, value) if is_float(t) else arith.addi(acc, value)
-  return arith.mulf(acc, value) if is_float(t) else arith.muli(acc, value)
+  if kind == 0: return arith.addf(acc, value, fastmath=reassoc) if is_float(t) else arith.addi(acc, value)
+  return arith.mulf(acc, value, fastmath=reassoc) if is_float(t) else arith.muli(acc, value)
 
 
 class KernelLowering:
