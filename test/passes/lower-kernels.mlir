@@ -54,7 +54,7 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // CHECK: scf.parallel
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK: %[[X:.*]] = memref.load
-// CHECK: arith.addf %[[ACC]], %[[X]] : f32
+// CHECK: arith.addf %[[ACC]], %[[X]] fastmath<reassoc> : f32
 func.func @sum(%a: tensor<4x8xf32>) {
   %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   uop.sink %r : tensor<4x1xf32>
@@ -68,7 +68,7 @@ func.func @sum(%a: tensor<4x8xf32>) {
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[ONE]]) -> (f32) {
 // CHECK: %[[X:.*]] = memref.load
-// CHECK: arith.mulf %[[ACC]], %[[X]] : f32
+// CHECK: arith.mulf %[[ACC]], %[[X]] fastmath<reassoc> : f32
 func.func @prod(%a: tensor<4x3xf32>) {
   %r = uop.reduce mul %a [1] : tensor<4x3xf32> -> tensor<4x1xf32>
   uop.sink %r : tensor<4x1xf32>
@@ -125,7 +125,7 @@ func.func @umax(%a: tensor<8xui8>) {
 // CHECK: %[[R:.*]] = scf.for %[[K0:.*]] = %{{.*}} to %[[C4]] step %{{.*}} iter_args(%[[ACC0:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT: %[[R1:.*]] = scf.for %[[K1:.*]] = %{{.*}} to %[[C8]] step %{{.*}} iter_args(%[[ACC1:.*]] = %[[ACC0]]) -> (f32) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[A]][%[[K0]], %[[K1]]] : memref<4x8xf32>
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC1]], %[[X]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC1]], %[[X]] fastmath<reassoc> : f32
 // CHECK-NEXT: scf.yield %[[S]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.yield %[[R1]] : f32

@@ -61,7 +61,7 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK: %[[N:.*]] = arith.negf %[[M]] : f32
 // CHECK-NEXT: %[[D:.*]] = arith.addf %[[X]], %[[N]] : f32
 // CHECK-NOT: math.exp2
-// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %{{.*}} : f32
+// CHECK: %[[S:.*]] = arith.addf %[[ACC]], %{{.*}} fastmath<reassoc> : f32
 // CHECK-NEXT: scf.yield %[[S]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[SO]][%[[I]], %{{.*}}] : memref<4x1xf32>
@@ -118,7 +118,7 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // CHECK-DAG: %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]] : memref<4x3xf32>
 // CHECK-DAG: %[[Y:.*]] = memref.load %{{.*}}[%[[K]], %[[J]]] : memref<3x5xf32>
 // CHECK: %[[P:.*]] = arith.mulf
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] fastmath<reassoc> : f32
 // CHECK-NEXT: scf.yield %[[S]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[O]][%[[I]], %[[J]]] : memref<4x5xf32>
