@@ -17,6 +17,8 @@ DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all()}
 
 
 _schedules: dict[int, Schedule] = {}
+# While a jit captures, each realize appends (device, [(kernel entry, its buffers)]) to every list here.
+RECORDERS: list[list] = []
 
 
 def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
@@ -51,6 +53,9 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
     if stamps: queue.timestamp(stamps[-1][1])
     queue.exec(program.entries[launch.kernel], kernargs[-1].address)
     if stamps: queue.timestamp(stamps[-1][2])
+  if RECORDERS:
+    record = [(program.entries[launch.kernel], [buffers[role][i] for role, i in launch.args]) for launch in scheduled.launches]
+    for recorder in RECORDERS: recorder.append((device, record))
   queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9

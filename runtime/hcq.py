@@ -65,12 +65,16 @@ class Signal:
     """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30)."""
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0) if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
+    changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal
     while self._memory.value < value:
       if (error := getattr(self.owner, "error", None)) is not None: raise DeviceError(error)
       if time.perf_counter() > deadline:
         raise SignalTimeout(f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}")
-      spins += 1
-      time.sleep(0 if spins < 1000 else 0.0005)
+      if changed is not None:
+        with changed: changed.wait_for(lambda: self._memory.value >= value, timeout=0.001)
+      else:
+        spins += 1
+        time.sleep(0 if spins < 1000 else 0.0005)
 
   @staticmethod
   def memory_at(address: int) -> _SignalMemory:

@@ -42,11 +42,15 @@ class CPUBuffer:
 class Kernargs:
   """The argument block of one launch: a `void*` per argument, each pointing at a slot that holds the value."""
   def __init__(self, values: list[int]):
-    n = len(values)
+    self.count = n = len(values)
     self._memory = (ctypes.c_uint64 * (2 * n))()
     base = ctypes.addressof(self._memory)
     for i, value in enumerate(values): self._memory[i], self._memory[n + i] = base + 8 * (n + i), value
     self.address: int = base
+
+  def set(self, position: int, value: int) -> None:
+    """Patch one argument's value (a replayed launch on new buffers)."""
+    self._memory[self.count + position] = value
 
 
 class CPUQueue:
@@ -65,14 +69,19 @@ class CPUQueue:
       try:
         for packet in decode(command_buffer): self._execute(packet)
       except Exception as error:  # the queue stops; waiters on this device's signals raise DeviceError
-        self.device.error = f"{self.device.name} queue stopped: {type(error).__name__}: {error}"
+        with self.device.changed:
+          self.device.error = f"{self.device.name} queue stopped: {type(error).__name__}: {error}"
+          self.device.changed.notify_all()
 
   def _execute(self, packet: Packet) -> None:
     if packet.op is Op.EXEC:
       entry, kernargs = packet.fields[:2]
       if entry not in self._entries: self._entries[entry] = KERNEL_ABI(entry)
       self._entries[entry](kernargs)
-    elif packet.op is Op.SIGNAL: Signal.memory_at(packet.fields[0]).value = packet.fields[1]
+    elif packet.op is Op.SIGNAL:
+      with self.device.changed:
+        Signal.memory_at(packet.fields[0]).value = packet.fields[1]
+        self.device.changed.notify_all()
     elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
     elif packet.op is Op.WAIT: self._wait(*packet.fields)
 
@@ -88,6 +97,7 @@ class CPUDevice:
   """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions."""
   def __init__(self, name: str = "CPU"):
     self.name, self.error = name, None
+    self.changed = threading.Condition()  # notified whenever the queue writes a signal or stops
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
