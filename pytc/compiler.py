@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from pytc import kernel_cache
 from pytc.dialects import uop
 from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
@@ -45,11 +46,13 @@ class Temporary:
 
 @dataclass(frozen=True)
 class Program:
-  """The kernels of a schedule compiled into one JIT module: `entries` maps kernel names to their packed entry points."""
+  """The kernels of a schedule compiled into one module: `entries` maps kernel names to their packed entry points.
+  `code` keeps that code alive: the ExecutionEngine that JIT-compiled it, or the library loaded from the disk cache."""
   entries: dict[str, int]
   kernel_ir: str
   compile_seconds: float
-  engine: ExecutionEngine | None
+  code: object
+  from_disk: bool = False
 
 
 @dataclass
@@ -105,8 +108,14 @@ def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
   run_pipeline(schedule.kernels, KERNEL_PIPELINE, f"{name}/2-kernels")
   kernel_ir = str(schedule.kernels)
   if DEBUG >= 4: print(kernel_ir)
+  kernels = sorted({launch.kernel for launch in schedule.launches})
+  key = kernel_cache.cache_key(kernel_ir, CPU_PIPELINE)
+  if kernels and (cached := kernel_cache.load(key, kernels)) is not None:
+    schedule.program = Program(cached[1], kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
+    return schedule.program
   run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
-  engine = ExecutionEngine(schedule.kernels, opt_level=3) if schedule.launches else None
-  entries = {launch.kernel: engine.raw_lookup(launch.kernel) for launch in schedule.launches}
+  engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
+  entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}
+  if engine is not None: kernel_cache.store(key, engine)
   schedule.program = Program(entries, kernel_ir, time.perf_counter() - start, engine)
   return schedule.program
