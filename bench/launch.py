@@ -25,7 +25,7 @@ def queue_launches(count: int) -> float:
   entry = compile_kernels(scheduled).entries[scheduled.launches[0].kernel]
   device = Device["CPU"]
   data, out = device.alloc(64), device.alloc(64)
-  args = Kernargs([out.address, data.address])
+  args = Kernargs([out.address, data.address, 0, 16])
   queue = device.queue()
   for _ in range(count): queue.exec(entry, args.address)
   queue.signal(device.timeline, device.next_timeline_value())

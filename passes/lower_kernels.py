@@ -1,6 +1,8 @@
 """pytc-lower-kernels: kernel functions at index level become scf loops over memrefs.
 
-The loop ranges of a kernel's store become one `scf.parallel`; each `uop.range_reduce` becomes
+The loop ranges of a kernel's store become one `scf.parallel` whose outermost range runs over
+[begin, end), two index arguments after the buffers, so a runtime can split the work (`pytc.extent` is that
+range's full size); each `uop.range_reduce` becomes
 `scf.for` loops over its reduce ranges carrying the accumulator; `uop.index` becomes
 `memref.load` (a gated read clamps its indices to 0 and selects 0 where `valid` is false, so
 padding is never read); scalar uops become arith/math (see scalar.py). Buffers of booleans are
@@ -140,7 +142,8 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   stored, loops = end.operands[0].owner, list(end.operands[1:])
   params = list(kernel.entry_block.arguments)
   with ir.InsertionPoint(kernel):
-    lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params], []))
+    index = ir.IndexType.get()
+    lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params] + [index, index], []))
     entry = lowered.add_entry_block()
   lowering = KernelLowering(dict(zip(params, entry.arguments)))
   reorder = "pytc.loop_order" in kernel.attributes
@@ -148,11 +151,12 @@ def lower_kernel(kernel: func.FuncOp) -> None:
     accumulators = lowering.accumulators(stored.operands[0], loops[-1]) if reorder else []
     parallel_loops = loops[:-1] if reorder else loops
     point = ir.InsertionPoint(entry)
-    if parallel_loops:
-      index = ir.IndexType.get()
-      sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops]
+    extent = ir.IntegerAttr(parallel_loops[0].owner.attributes["size"]).value if parallel_loops else 1
+    if parallel_loops:  # the outermost parallel range runs over [begin, end), the last two arguments: a slice of the work
+      begin, end = entry.arguments[-2:]
+      sizes = [end] + [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops[1:]]
       zero, one = arith.constant(index, 0), arith.constant(index, 1)
-      parallel = scf.ParallelOp([], [zero] * len(sizes), sizes, [one] * len(sizes), [])
+      parallel = scf.ParallelOp([], [begin] + [zero] * (len(sizes) - 1), sizes, [one] * len(sizes), [])
       body = parallel.region.blocks.append(*[index] * len(sizes))
       with ir.InsertionPoint(body): scf.ReduceOp([], 0)
       lowering.scopes.append(dict(zip(parallel_loops, body.arguments)))
@@ -162,6 +166,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
       else: lowering.store(stored)
     func.ReturnOp([])
   lowered.attributes["pytc.kernel"] = ir.UnitAttr.get()
+  lowered.attributes["pytc.extent"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), extent)
   kernel.operation.erase()
 
 

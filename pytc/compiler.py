@@ -49,6 +49,7 @@ class Program:
   """The kernels of a schedule compiled into one module: `entries` maps kernel names to their packed entry points.
   `code` keeps that code alive: the ExecutionEngine that JIT-compiled it, or the library loaded from the disk cache."""
   entries: dict[str, int]
+  extents: dict[str, int]  # the full size of each kernel's outermost parallel range (its last two arguments slice it)
   kernel_ir: str
   compile_seconds: float
   code: object
@@ -109,13 +110,15 @@ def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
   kernel_ir = str(schedule.kernels)
   if DEBUG >= 4: print(kernel_ir)
   kernels = sorted({launch.kernel for launch in schedule.launches})
+  extents = {str(ir.StringAttr(op.attributes["sym_name"]).value): ir.IntegerAttr(op.attributes["pytc.extent"]).value
+             for op in schedule.kernels.body.operations if "pytc.extent" in op.attributes}
   key = kernel_cache.cache_key(kernel_ir, CPU_PIPELINE)
   if kernels and (cached := kernel_cache.load(key, kernels)) is not None:
-    schedule.program = Program(cached[1], kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
+    schedule.program = Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
     return schedule.program
   run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
   engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
   entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}
   if engine is not None: kernel_cache.store(key, engine)
-  schedule.program = Program(entries, kernel_ir, time.perf_counter() - start, engine)
+  schedule.program = Program(entries, extents, kernel_ir, time.perf_counter() - start, engine)
   return schedule.program

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytc.helpers import GlobalCounters
-from pytc.realize import RECORDERS
+from pytc.realize import RECORDERS, slices_for
 from pytc.runtime.ops_cpu import Kernargs
 from pytc.tensor import Tensor
 
@@ -52,13 +52,13 @@ class TinyJit:
     if len(devices) > 1: raise JitError("a jitted function must run on one device")
     self.device = next(iter(devices.values())) if devices else None
     for _, launches in recorded:
-      for entry, buffers in launches:
-        kernargs = Kernargs([b.address for b in buffers])
-        self.launches.append((entry, kernargs, buffers))
+      for entry, buffers, extent in launches:
+        kernargs = Kernargs([b.address for b in buffers] + [0, extent])
+        self.launches.append((entry, kernargs, slices_for(self.device, extent, buffers), buffers))
         self.patches += [(kernargs, position, input_buffers.index(b)) for position, b in enumerate(buffers) if b in input_buffers]
     if self.device is not None:
       queue = self.device.queue()
-      for entry, kernargs, _ in self.launches: queue.exec(entry, kernargs.address)
+      for entry, kernargs, slices, _ in self.launches: queue.exec(entry, kernargs.address, (slices, 1, 1))
       self.command_buffer = queue.bytes()
     return self.result
 

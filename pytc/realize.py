@@ -10,7 +10,7 @@ from pytc.compiler import Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, structure_of, to_mlir
-from pytc.helpers import DEBUG, GlobalCounters
+from pytc.helpers import DEBUG, GlobalCounters, getenv
 from pytc.runtime.ops_cpu import Kernargs
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all()}
@@ -34,6 +34,12 @@ def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[
   return cached, inputs, pending
 
 
+def slices_for(device, extent: int, buffers: list[Buffer]) -> int:
+  """How many cores a launch spreads over: all of them once its buffers pass PYTC_SPLIT_BYTES (default 256 KiB)."""
+  if sum(b.raw.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18): return 1
+  return max(1, min(device.cores, extent))
+
+
 def realize(outputs: list[LazyOp]) -> list[LazyOp]:
   """Compute every unrealized node of `outputs`; returns buffer nodes in the same order."""
   if all(n.is_realized for n in outputs): return outputs
@@ -48,13 +54,17 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
   began, ended = device.new_signal(), device.new_signal()
   queue.timestamp(began)
   for launch in scheduled.launches:
-    kernargs.append(Kernargs([buffers[role][i].address for role, i in launch.args]))
+    launch_buffers = [buffers[role][i] for role, i in launch.args]
+    extent = program.extents[launch.kernel]
+    kernargs.append(Kernargs([b.address for b in launch_buffers] + [0, extent]))
+    slices = slices_for(device, extent, launch_buffers)
     if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
     if stamps: queue.timestamp(stamps[-1][1])
-    queue.exec(program.entries[launch.kernel], kernargs[-1].address)
+    queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
     if stamps: queue.timestamp(stamps[-1][2])
   if RECORDERS:
-    record = [(program.entries[launch.kernel], [buffers[role][i] for role, i in launch.args]) for launch in scheduled.launches]
+    record = [(program.entries[launch.kernel], [buffers[role][i] for role, i in launch.args], program.extents[launch.kernel])
+              for launch in scheduled.launches]
     for recorder in RECORDERS: recorder.append((device, record))
   queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()

@@ -5,6 +5,7 @@ queue, whose executor decodes them. Every packet starts with a u32 opcode and a 
 bytes (header included); all fields are little-endian.
 
   EXEC       u64 program entry, u64 kernarg address, u32 global[3], u32 local[3]
+             (on the CPU, global[0] is how many slices of the outermost parallel range to run at once)
   SIGNAL     u64 signal address, u64 value       the signal's value becomes `value`
   WAIT       u64 signal address, u64 value       stall until the signal's value >= `value`
   TIMESTAMP  u64 signal address                  the signal's timestamp becomes the queue's clock

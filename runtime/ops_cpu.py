@@ -2,7 +2,9 @@
 thread executes HCQ command buffers, so the host keeps running while kernels execute."""
 from __future__ import annotations
 
+import concurrent.futures
 import ctypes
+import os
 import queue
 import threading
 import time
@@ -40,17 +42,24 @@ class CPUBuffer:
 
 
 class Kernargs:
-  """The argument block of one launch: a `void*` per argument, each pointing at a slot that holds the value."""
+  """The argument block of one launch: its argument count, then a `void*` per argument (what the kernel's packed entry
+  takes), each pointing at a slot that holds the value. A kernel's last two arguments are the [begin, end) of its
+  outermost parallel range."""
   def __init__(self, values: list[int]):
     self.count = n = len(values)
-    self._memory = (ctypes.c_uint64 * (2 * n))()
+    self._memory = (ctypes.c_uint64 * (1 + 2 * n))(n)
     base = ctypes.addressof(self._memory)
-    for i, value in enumerate(values): self._memory[i], self._memory[n + i] = base + 8 * (n + i), value
+    for i, value in enumerate(values): self._memory[1 + i], self._memory[1 + n + i] = base + 8 * (1 + n + i), value
     self.address: int = base
 
   def set(self, position: int, value: int) -> None:
     """Patch one argument's value (a replayed launch on new buffers)."""
-    self._memory[self.count + position] = value
+    self._memory[1 + self.count + position] = value
+
+  @staticmethod
+  def values_at(address: int) -> list[int]:
+    count = ctypes.c_uint64.from_address(address).value
+    return list((ctypes.c_uint64 * count).from_address(address + 8 * (1 + count)))
 
 
 class CPUQueue:
@@ -75,15 +84,24 @@ class CPUQueue:
 
   def _execute(self, packet: Packet) -> None:
     if packet.op is Op.EXEC:
-      entry, kernargs = packet.fields[:2]
+      entry, kernargs, slices = packet.fields[:3]
       if entry not in self._entries: self._entries[entry] = KERNEL_ABI(entry)
-      self._entries[entry](kernargs)
+      if slices <= 1: self._entries[entry](kernargs + 8)
+      else: self._split(self._entries[entry], kernargs, slices)
     elif packet.op is Op.SIGNAL:
       with self.device.changed:
         Signal.memory_at(packet.fields[0]).value = packet.fields[1]
         self.device.changed.notify_all()
     elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
     elif packet.op is Op.WAIT: self._wait(*packet.fields)
+
+  def _split(self, kernel: ctypes._CFuncPtr, kernargs: int, slices: int) -> None:
+    """Run the launch as `slices` launches over consecutive parts of its outermost range, on the device's threads."""
+    values = Kernargs.values_at(kernargs)
+    begin, end = values[-2:]
+    bounds = [begin + (end - begin) * i // slices for i in range(slices + 1)]
+    parts = [Kernargs(values[:-2] + [lo, hi]) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+    for future in [self.device.pool.submit(kernel, part.address + 8) for part in parts]: future.result()
 
   def _wait(self, address: int, value: int) -> None:
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
@@ -98,6 +116,8 @@ class CPUDevice:
   def __init__(self, name: str = "CPU"):
     self.name, self.error = name, None
     self.changed = threading.Condition()  # notified whenever the queue writes a signal or stops
+    self.cores = os.cpu_count() or 1
+    self.pool = concurrent.futures.ThreadPoolExecutor(self.cores, thread_name_prefix=f"{name}:core")
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
     self._free_buffers: dict[int, list[CPUBuffer]] = {}

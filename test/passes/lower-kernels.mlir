@@ -5,14 +5,13 @@
 // that loop nest. The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph
 // keeps its launches.
 // CHECK-LABEL: func.func @r_4_8
-// CHECK-SAME: (%[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>) attributes {pytc.kernel}
+// CHECK-SAME: (%[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
-// CHECK: scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%[[C4]]) step (%[[C1]]) {
+// CHECK: scf.parallel (%[[I:.*]]) = (%[[BEGIN]]) to (%[[END]]) step (%[[C1]]) {
 // CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %[[C0]] to %[[C8]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[RA]][%[[I]], %[[K]]] : memref<4x8xf32>
 // CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
@@ -23,9 +22,9 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @E_4_8
-// CHECK-SAME: (%[[EO:[a-z0-9]+]]: memref<4x8xf32>, {{.*}}) attributes {pytc.kernel}
+// CHECK-SAME: (%[[EO:[a-z0-9]+]]: memref<4x8xf32>, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
-// CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%[[Z:.*]], %[[Z]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
+// CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
 // CHECK-NOT: scf.for
 // CHECK-DAG: memref.load %{{.*}}[%[[I2]], %[[J2]]] : memref<4x8xf32>
 // CHECK-DAG: memref.load %{{.*}}[%[[I2]], %[[Z]]] : memref<4x1xf32>
@@ -79,7 +78,7 @@ func.func @prod(%a: tensor<4x3xf32>) {
 
 // A signed integer max starts from the smallest i32 and uses maxsi.
 // CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi32>, %[[A:[a-z0-9]+]]: memref<8xi32>)
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi32>, %[[A:[a-z0-9]+]]: memref<8xi32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[MIN:.*]] = arith.constant -2147483648 : i32
 // CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[MIN]]) -> (i32) {
 // CHECK: %[[X:.*]] = memref.load %[[A]]
@@ -95,7 +94,7 @@ func.func @imax(%a: tensor<8xi32>) {
 // Unsigned buffers become signless: ui8 is i8 in the kernel, its max starts from 0 and
 // uses maxui. With no loop range the store is not inside an scf.parallel.
 // CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi8>, %[[A:[a-z0-9]+]]: memref<8xi8>) attributes {pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi8>, %[[A:[a-z0-9]+]]: memref<8xi8>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i8
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -117,7 +116,7 @@ func.func @umax(%a: tensor<8xui8>) {
 // Two reduce ranges become two nested scf.for loops, the inner one carrying the outer
 // accumulator.
 // CHECK-LABEL: func.func @r_{{[0-9_]+}}(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -142,7 +141,7 @@ func.func @sum_all(%a: tensor<4x8xf32>) {
 // A gated read (padding) clamps its index to 0 where the condition fails, loads, and
 // selects 0 there.
 // CHECK-LABEL: func.func @E_7
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<7xf32>, %[[A:[a-z0-9]+]]: memref<4xf32>)
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<7xf32>, %[[A:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -162,7 +161,7 @@ func.func @pad(%a: tensor<4xf32>) {
 
 // Boolean buffers are bytes: a comparison result is widened with extui before the store.
 // CHECK-LABEL: func.func @E_4
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4xi8>, %{{[a-z0-9]+}}: memref<4xf32>, %{{[a-z0-9]+}}: memref<4xf32>) attributes {pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4xi8>, %{{[a-z0-9]+}}: memref<4xf32>, %{{[a-z0-9]+}}: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK: %[[C:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: %[[B:.*]] = arith.extui %[[C]] : i1 to i8
 // CHECK-NEXT: memref.store %[[B]], %[[O]][%{{.*}}] : memref<4xi8>
@@ -177,7 +176,7 @@ func.func @bool_out(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 // An empty buffer is neither read nor written: the kernel over an empty output is empty and
 // its parameters are passed as 1-D empty memrefs.
 // CHECK-LABEL: func.func @E_0_4
-// CHECK-SAME: (%{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: memref<0xf32>) attributes {pytc.kernel}
+// CHECK-SAME: (%{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @empty
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<0x4xf32>, %[[OUT:[a-z0-9]+]]: memref<0x4xf32>)
@@ -192,7 +191,7 @@ func.func @empty(%a: tensor<0x4xf32>) {
 
 // A sum over an empty axis stores the identity 0 for every row and loads nothing.
 // CHECK-LABEL: func.func @r_4_0
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: memref<0xf32>) attributes {pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: memref.load
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -209,11 +208,11 @@ func.func @sum_empty(%a: tensor<4x0xf32>) {
 // Hand-written kernel: a boolean buffer read under a gate is loaded as a byte, truncated to
 // i1 and selected with false where the gate fails; the float read is gated the same way.
 // CHECK-LABEL: func.func @gated_bool
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<6xf32>, %[[MASK:[a-z0-9]+]]: memref<4xi8>, %[[X:[a-z0-9]+]]: memref<4xf32>) attributes {pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<6xf32>, %[[MASK:[a-z0-9]+]]: memref<4xi8>, %[[X:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%{{.*}}) step (%{{.*}}) {
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{[a-z0-9]+}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK: %[[J:.*]] = arith.subi %[[I]], %{{.*}} : index
 // CHECK: %[[G:.*]] = arith.andi
 // CHECK-NEXT: %[[SAFE:.*]] = arith.select %[[G]], %[[J]], %[[C0]] : index

@@ -3,11 +3,11 @@
 // x - max(x) along rows: a max-reduction kernel into a 4x1 temporary, then an elementwise
 // kernel reading it at column 0 for every column.
 // CHECK-LABEL: func.func @r_4_8(
-// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
-// CHECK: scf.parallel (%[[I:.*]]) = (%[[C0]]) to (%{{.*}}) step (%{{.*}}) {
+// CHECK: scf.parallel (%[[I:.*]]) = (%{{[a-z0-9]+}}) to (%{{.*}}) step (%{{.*}}) {
 // CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %[[C0]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[RA]][%[[I]], %[[K]]] : memref<4x8xf32>
 // CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
@@ -18,10 +18,10 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @E_4_8(
-// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32>, %[[EA:[a-z0-9]+]]: memref<4x8xf32>, %[[EM:[a-z0-9]+]]: memref<4x1xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32>, %[[EA:[a-z0-9]+]]: memref<4x8xf32>, %[[EM:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-NOT: scf.for
-// CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%[[Z:.*]], %[[Z]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
+// CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
 // CHECK-NEXT: %[[X2:.*]] = memref.load %[[EA]][%[[I2]], %[[J2]]] : memref<4x8xf32>
 // CHECK-NEXT: %[[M2:.*]] = memref.load %[[EM]][%[[I2]], %[[Z]]] : memref<4x1xf32>
 // CHECK-NEXT: %[[N2:.*]] = arith.negf %[[M2]] : f32
@@ -52,7 +52,7 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-LABEL: func.func @r_4_8(
 // CHECK: arith.maximumf
 // CHECK-LABEL: func.func @r_4_8n1(
-// CHECK-SAME: %[[SO:[a-z0-9]+]]: memref<4x1xf32>, %[[SA:[a-z0-9]+]]: memref<4x8xf32>, %[[SM:[a-z0-9]+]]: memref<4x1xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[SO:[a-z0-9]+]]: memref<4x1xf32>, %[[SA:[a-z0-9]+]]: memref<4x8xf32>, %[[SM:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
@@ -66,7 +66,7 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[SO]][%[[I]], %{{.*}}] : memref<4x1xf32>
 // CHECK-LABEL: func.func @E_4_8(
-// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32>, %[[EA:[a-z0-9]+]]: memref<4x8xf32>, %[[EM:[a-z0-9]+]]: memref<4x1xf32>, %[[ES:[a-z0-9]+]]: memref<4x1xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32>, %[[EA:[a-z0-9]+]]: memref<4x8xf32>, %[[EM:[a-z0-9]+]]: memref<4x1xf32>, %[[ES:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) =
 // CHECK-NOT: scf.for
@@ -107,13 +107,12 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // A 4x3 @ 3x5 matmul written as reshape/expand/mul/reduce: one kernel, an scf.parallel over
 // the 4x5 output and an scf.for over the 3 products, reading a[i, k] and b[k, j].
 // CHECK-LABEL: func.func @r_4_5_3(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x5xf32>, %[[P1:[a-z0-9]+]]: [[T1:memref<[0-9x]+xf32>]], %[[P2:[a-z0-9]+]]: [[T2:memref<[0-9x]+xf32>]]) attributes {pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x5xf32>, %[[P1:[a-z0-9]+]]: [[T1:memref<[0-9x]+xf32>]], %[[P2:[a-z0-9]+]]: [[T2:memref<[0-9x]+xf32>]], %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
-// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C5:.*]] = arith.constant 5 : index
-// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%[[C4]], %[[C5]]) step (%{{.*}}, %{{.*}}) {
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%[[BEGIN]], %{{.*}}) to (%[[END]], %[[C5]]) step (%{{.*}}, %{{.*}}) {
 // CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} to %[[C3]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK-DAG: %[[X:.*]] = memref.load %{{.*}}[%[[I]], %[[K]]] : memref<4x3xf32>
 // CHECK-DAG: %[[Y:.*]] = memref.load %{{.*}}[%[[K]], %[[J]]] : memref<3x5xf32>
@@ -146,7 +145,7 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) {
 // Two outputs sharing a + b: the shared sum is cheap, so it is recomputed in each output's
 // kernel and no temporary is left; two kernels, both reading a and b.
 // CHECK-LABEL: func.func @E_4(
-// CHECK-SAME: %[[O1:[a-z0-9]+]]: memref<4xf32>, %[[X1:[a-z0-9]+]]: memref<4xf32>, %[[Y1:[a-z0-9]+]]: memref<4xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[O1:[a-z0-9]+]]: memref<4xf32>, %[[X1:[a-z0-9]+]]: memref<4xf32>, %[[Y1:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK: scf.parallel (%[[I1:.*]]) =
 // CHECK-DAG: %[[U1:.*]] = memref.load %[[X1]][%[[I1]]] : memref<4xf32>
 // CHECK-DAG: %[[V1:.*]] = memref.load %[[Y1]][%[[I1]]] : memref<4xf32>
@@ -154,7 +153,7 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) {
 // CHECK-NOT: math.exp2
 // CHECK: memref.store %{{.*}}, %[[O1]][%[[I1]]] : memref<4xf32>
 // CHECK-LABEL: func.func @E_4n1(
-// CHECK-SAME: %[[O2:[a-z0-9]+]]: memref<4xf32>, %[[X2:[a-z0-9]+]]: memref<4xf32>, %[[Y2:[a-z0-9]+]]: memref<4xf32>) attributes {pytc.kernel}
+// CHECK-SAME: %[[O2:[a-z0-9]+]]: memref<4xf32>, %[[X2:[a-z0-9]+]]: memref<4xf32>, %[[Y2:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK: scf.parallel (%[[I2:.*]]) =
 // CHECK-DAG: %[[U2:.*]] = memref.load %[[X2]][%[[I2]]] : memref<4xf32>
 // CHECK-DAG: %[[V2:.*]] = memref.load %[[Y2]][%[[I2]]] : memref<4xf32>

@@ -57,7 +57,7 @@ def test_malformed_command_buffer_is_rejected(corrupt, message):
 def test_exec_signal_and_timestamps():
   device, entry = CPUDevice(), add_one_kernel(4)
   x, out = float_buffer([1, 2, 3, 4]), CPUBuffer(16)
-  args, began, ended, done = Kernargs([out.address, x.address]), device.new_signal(), device.new_signal(), device.new_signal()
+  args, began, ended, done = Kernargs([out.address, x.address, 0, 4]), device.new_signal(), device.new_signal(), device.new_signal()
   device.queue().timestamp(began).exec(entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
   done.wait(1, timeout=10)
   assert read(out).tolist() == [2, 3, 4, 5]
@@ -70,7 +70,7 @@ def test_two_command_buffers_ordered_by_wait_and_signal():
   entry = add_one_kernel(4)
   x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
   ready, done = producer.new_signal(), consumer.new_signal()
-  consume, produce = Kernargs([z.address, y.address]), Kernargs([y.address, x.address])
+  consume, produce = Kernargs([z.address, y.address, 0, 4]), Kernargs([y.address, x.address, 0, 4])
   consumer.queue().wait(ready, 1).exec(entry, consume.address).signal(done, 1).submit(consumer.compute)
   time.sleep(0.05)
   assert done.value == 0  # still waiting: y is not produced yet
@@ -111,8 +111,20 @@ def test_queue_wait_timeout_stops_the_device(monkeypatch):
 
 def test_kernargs_layout():
   args = Kernargs([0xAA, 0xBB])
-  words = (ctypes.c_uint64 * 4).from_address(args.address)
-  assert words[2:] == [0xAA, 0xBB] and words[0] == args.address + 16 and words[1] == args.address + 24
+  words = (ctypes.c_uint64 * 5).from_address(args.address)
+  assert words[0] == 2 and words[3:] == [0xAA, 0xBB]
+  assert words[1] == args.address + 24 and words[2] == args.address + 32
+  args.set(1, 0xCC)
+  assert Kernargs.values_at(args.address) == [0xAA, 0xCC]
+
+
+def test_a_launch_split_across_cores_computes_every_slice():
+  device, entry = CPUDevice(), add_one_kernel(4096)
+  x, out = float_buffer(np.arange(4096)), CPUBuffer(4096 * 4)
+  args, done = Kernargs([out.address, x.address, 0, 4096]), device.new_signal()
+  device.queue().exec(entry, args.address, (3, 1, 1)).signal(done, 1).submit(device.compute)
+  done.wait(1, timeout=10)
+  assert read(out).tolist() == list(np.arange(4096) + 1.0)
 
 
 def test_freed_buffers_are_reused_by_size():
