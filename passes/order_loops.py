@@ -2,8 +2,9 @@
 
 By default a reduction loops innermost: each output element accumulates over its reduce ranges, which
 reads contiguously when the reduced axis is a buffer's last (a row sum, a dot product of rows). When a
-reduction reads a buffer whose last index is the kernel's innermost output range and an earlier index is
-a reduce range (the `b[k, j]` of a matmul), that order strides through memory. Such a kernel gets
+reduction reads a buffer whose last index moves with the kernel's innermost output range and an earlier
+index with a reduce range (the `b[k, j]` of a matmul, the `x[c, y + ky, x + kx]` of a convolution), that
+order strides through memory. Such a kernel gets
 `pytc.loop_order = "reduce-outer"`: pytc-lower-kernels then keeps one accumulator per element of the
 innermost output range, loops the reduce ranges outside it and the output range innermost, so the hot
 loop walks contiguous memory and vectorizes. Only kernels whose reductions do not nest, and whose
@@ -27,13 +28,13 @@ def uses_any(value: ir.Value, ranges: set[ir.Value]) -> bool:
 
 
 def strided_reads(reduction: ir.Operation, innermost: ir.Value) -> bool:
-  """Whether some read in the reduction's body is contiguous in `innermost` but indexed by a reduce range further out."""
+  """Whether some read in the reduction's body moves with `innermost` in its last index and with a reduce range before."""
   reduce_ranges = set(reduction.operands[1:])
   body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
   for op in body:
     if op.name != "uop.index": continue
     indices = list(op.operands[1:1 + ir.ShapedType(op.operands[0].type).rank])
-    if indices and indices[-1] == innermost and any(uses_any(i, reduce_ranges) for i in indices[:-1]): return True
+    if indices and uses_any(indices[-1], {innermost}) and any(uses_any(i, reduce_ranges) for i in indices[:-1]): return True
   return False
 
 

@@ -70,8 +70,9 @@ class Lin:
     if d == 1: return self
     low, high = self.bounds()
     if low // d == high // d: return Lin.of(low // d)
-    whole = Lin(tuple((a, c // d) for a, c in self.terms if c % d == 0), self.const // d)
-    rest = Lin(tuple((a, c) for a, c in self.terms if c % d), self.const % d)
+    # c = (c // d) d + c % d for every coefficient: the multiples of d leave the division exactly
+    whole = Lin(tuple((a, c // d) for a, c in self.terms if c // d), self.const // d)
+    rest = Lin(tuple((a, c % d) for a, c in self.terms if c % d), self.const % d)
     rest_low, rest_high = rest.bounds()
     if rest_low // d == rest_high // d: return whole + rest_low // d
     if len(rest.terms) == 1 and rest.const == 0 and rest.terms[0][1] == 1 and isinstance(rest.terms[0][0], Div):
@@ -81,7 +82,7 @@ class Lin:
 
   def mod(self, d: int) -> Lin:
     if d == 1: return Lin()
-    rest = Lin(tuple((a, c) for a, c in self.terms if c % d), self.const % d)
+    rest = Lin(tuple((a, c % d) for a, c in self.terms if c % d), self.const % d)  # (c x) mod d = ((c mod d) x) mod d
     low, high = rest.bounds()
     if 0 <= low and high < d: return rest
     if low // d == high // d: return rest - (low // d) * d

@@ -68,3 +68,25 @@ func.func @capped(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) {
   uop.sink %s : tensor<4x6x1xf32>
   return
 }
+
+// -----
+
+// A convolution-like read x[k, j + k]: the last index moves with the innermost output range j (shifted
+// by the reduce range), an earlier one with k: reduce-outer as well.
+// CHECK-LABEL: func.func @shifted(
+// CHECK-SAME: pytc.loop_order = "reduce-outer"
+// LOWER-LABEL: func.func @shifted(
+// LOWER: memref.alloca() : memref<6xf32>
+// LOWER: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// LOWER-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 6 id 1
+  %k = uop.range reduce 3 id 2
+  %jk = arith.addi %j, %k : index
+  %v = uop.index %x[%k, %jk] : memref<3x8xf32>
+  %s = uop.range_reduce add %v over (%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<4x6xf32>
+  %e = uop.end %w over (%i, %j) : memref<4x6xf32>
+  return
+}
