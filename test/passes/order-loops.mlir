@@ -77,6 +77,8 @@ func.func @capped(%a: tensor<4x8xf32>, %b: tensor<8x6xf32>) {
 // CHECK-SAME: pytc.loop_order = "reduce-outer"
 // LOWER-LABEL: func.func @shifted(
 // LOWER: memref.alloca() : memref<6xf32>
+// LOWER: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// LOWER-NEXT: memref.store
 // LOWER: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
 // LOWER-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.kernel} {
