@@ -12,7 +12,6 @@ from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
 from pytc.realize import realize
-from pytc.runtime.ops_cpu import CPUBuffer
 
 Scalar = int | float | bool
 
@@ -840,7 +839,7 @@ class Tensor:
     device, dtype, shape = Device.canonicalize(device), dtype or dtypes.default_float, tuple(shape)
     if not device.startswith("CPU"): raise ValueError(f"from_blob wraps host memory, so only CPU devices, not {device}")
     if not ptr: raise ValueError("from_blob needs a non-null pointer")
-    raw = CPUBuffer.wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    raw = Device[device].wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
     return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape, raw)))
 
   def to(self, device: str | None) -> Tensor:

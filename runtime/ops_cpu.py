@@ -126,6 +126,8 @@ class CPUDevice:
     """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
     return cached.pop() if (cached := self._free_buffers.get(nbytes)) else CPUBuffer(nbytes)
 
+  def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer: return CPUBuffer.wrap(address, nbytes, owner)
+
   def free(self, buffer: CPUBuffer) -> None:
     if not buffer.borrowed: self._free_buffers.setdefault(buffer.nbytes, []).append(buffer)
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
