@@ -1,0 +1,28 @@
+"""Launches split across the CPU queue's threads compute the same results (every launch is split here)."""
+import os
+import subprocess
+import sys
+
+PROGRAM = """
+import numpy as np
+from pytc import Tensor
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((37, 23)).astype(np.float32), rng.standard_normal((23, 19)).astype(np.float32)
+x, w = rng.standard_normal((2, 3, 9, 9)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+assert np.allclose((Tensor(a) @ Tensor(b)).numpy(), a @ b, atol=1e-4)
+e = np.exp(a - a.max(1, keepdims=True))
+assert np.allclose(Tensor(a).softmax(1).numpy(), e / e.sum(1, keepdims=True), atol=1e-6)
+ours = Tensor(x).conv2d(Tensor(w), padding=1).numpy()
+xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+ref = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + 9, j:j + 9], w[:, :, i, j]) for i in range(3) for j in range(3))
+assert np.allclose(ours, ref, atol=1e-4)
+assert np.array_equal((Tensor(np.arange(1000, dtype=np.int32)) * 3).numpy(), np.arange(1000) * 3)
+print("ok")
+"""
+
+
+def test_split_launches_match_numpy(tmp_path):
+  env = {**os.environ, "PYTC_SPLIT_BYTES": "0", "PYTC_CACHE": "0"}
+  out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, cwd=tmp_path, capture_output=True, text=True)
+  assert out.returncode == 0, out.stderr[-2000:]
+  assert out.stdout.strip() == "ok"
