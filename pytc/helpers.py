@@ -27,3 +27,8 @@ class GlobalCounters:
 
 
 def prod(values) -> int: return math.prod(values)
+
+
+def per_dim(value: int | tuple[int, ...], n: int) -> tuple[int, ...]:
+  """An int for every one of n dims, or the per-dim values given."""
+  return (value,) * n if isinstance(value, int) else tuple(value)

@@ -9,8 +9,11 @@ import numpy as np
 
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes, least_upper_dtype
+from pytc.functional import Functional
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
+from pytc.helpers import per_dim
+from pytc.indexing import Indexing
 from pytc.realize import realize
 
 Scalar = int | float | bool
@@ -19,17 +22,6 @@ Scalar = int | float | bool
 def argfix(*x) -> tuple:
   """tinygrad's calling convention: f(1, 2) and f((1, 2)) mean the same."""
   return tuple(x[0]) if len(x) == 1 and isinstance(x[0], tuple | list) else tuple(x)
-
-
-def _per_dim(value, n: int) -> tuple[int, ...]:
-  return (value,) * n if isinstance(value, int) else tuple(value)
-
-
-def _reduced(loss: Tensor, reduction: str) -> Tensor:
-  if reduction == "none": return loss
-  if reduction == "sum": return loss.sum()
-  if reduction == "mean": return loss.mean()
-  raise ValueError(f"reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -43,7 +35,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(result)
 
 
-class Tensor:
+class Tensor(Indexing, Functional):
   """A lazy, immutable multi-dimensional array on a device."""
   no_grad: ClassVar[bool] = False
   training: ClassVar[bool] = False
@@ -552,7 +544,7 @@ class Tensor:
   def to_(self, device: str | None) -> Tensor: return self.replace(self.to(device))
   def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...]) -> Tensor:
     x = self
-    for shift, dim in zip(_per_dim(shifts, 1), _per_dim(dims, 1)):
+    for shift, dim in zip(per_dim(shifts, 1), per_dim(dims, 1)):
       dim = self._axis(dim)
       n = self.shape[dim]
       if not n or not shift % n: continue
@@ -623,107 +615,6 @@ class Tensor:
   def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
     if chunks <= 0: raise ValueError(f"chunk needs chunks > 0, got {chunks}")
     return list(self.split(math.ceil(self.shape[self._axis(dim)] / chunks), dim))
-
-  # *** indexing ***
-
-  def __getitem__(self, indices) -> Tensor:
-    """NumPy-style indexing: ints, slices (any step), None, ..., and integer Tensors (gathered with one-hot sums;
-    several Tensor indices must sit on adjacent dims and broadcast together)."""
-    indices = list(indices) if isinstance(indices, tuple) else [indices]
-    if sum(i is Ellipsis for i in indices) > 1: raise IndexError("an index can only have one ellipsis")
-    consumed = sum(1 for i in indices if i is not None and i is not Ellipsis)
-    if consumed > self.ndim: raise IndexError(f"too many indices ({consumed}) for shape {self.shape}")
-    at = next((k for k, i in enumerate(indices) if i is Ellipsis), len(indices))
-    indices[at:at + 1] = [slice(None)] * (self.ndim - consumed)
-    x, dim, tensor_dims = self, 0, []
-    for index in indices:
-      if index is None:
-        x, dim = x.unsqueeze(dim), dim + 1
-      elif isinstance(index, Tensor):
-        tensor_dims.append((dim, index))
-        dim += 1
-      elif isinstance(index, slice): x, dim = x._slice(dim, index), dim + 1
-      elif isinstance(index, int | np.integer):
-        n = x.shape[dim]
-        if not -n <= index < n: raise IndexError(f"index {index} is out of range for dim {dim} of size {n}")
-        x = x.shrink(tuple((index % n, index % n + 1) if a == dim else None for a in range(x.ndim))).squeeze(dim)
-      else: raise IndexError(f"cannot index with {type(index).__name__}")
-    return x._gather_dims(tensor_dims) if tensor_dims else x
-
-  def _slice(self, dim: int, index: slice) -> Tensor:
-    start, stop, step = index.indices(self.shape[dim])
-    x = self
-    if step < 0:
-      x = x.flip(dim)
-      n = self.shape[dim]
-      start, stop, step = n - 1 - start, n - 1 - stop, -step
-    count = max(0, -(-(stop - start) // step))
-    x = x.shrink(tuple((start, start + (count - 1) * step + 1 if count else start) if a == dim else None for a in range(x.ndim)))
-    if step == 1 or count <= 1: return x
-    padded = x.pad(tuple((0, count * step - x.shape[dim]) if a == dim else None for a in range(x.ndim)))
-    split = padded.reshape(x.shape[:dim] + (count, step) + x.shape[dim + 1:])
-    return split.shrink(tuple((0, 1) if a == dim + 1 else None for a in range(split.ndim))).reshape(x.shape[:dim] + (count,) + x.shape[dim + 1:])
-
-  def _gather_dims(self, tensor_dims: list[tuple[int, Tensor]]) -> Tensor:
-    dims = [d for d, _ in tensor_dims]
-    if dims != list(range(dims[0], dims[0] + len(dims))): raise IndexError("Tensor indices must be on adjacent dims")
-    sizes = [self.shape[d] for d in dims]
-    flat = None
-    for (_, index), n in zip(tensor_dims, sizes):
-      if index.dtype.is_float: raise IndexError(f"Tensor indices must be integers, got {index.dtype}")
-      wrapped = (index < 0).where(index + n, index).cast(dtypes.int32)
-      flat = wrapped if flat is None else flat * n + wrapped
-    first, total = dims[0], math.prod(sizes)
-    x = self.reshape(self.shape[:first] + (total,) + self.shape[first + len(dims):])
-    pre, post, batch = x.shape[:first], x.shape[first + 1:], flat.shape
-    onehot = flat.unsqueeze(-1) == Tensor.arange(total, device=self.device)
-    onehot = onehot.reshape((1,) * len(pre) + batch + (total,) + (1,) * len(post))
-    spread = x.reshape(pre + (1,) * len(batch) + (total,) + post)
-    return onehot.where(spread, 0).sum(len(pre) + len(batch)).cast(self.dtype)
-
-  def gather(self, dim: int, index: Tensor) -> Tensor:
-    """out[i][j] = self[index[i][j]][j] for dim 0 (and so on): index has self's rank and fits inside it elsewhere."""
-    dim = self._axis(dim)
-    if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != dim):
-      raise ValueError(f"gather index of shape {index.shape} does not fit {self.shape} off dim {dim}")
-    n = self.shape[dim]
-    inside = self.shrink(tuple(None if i == dim else (0, s) for i, s in enumerate(index.shape)))
-    spread = inside.unsqueeze(-1).transpose(dim, -1).expand(index.shape + (n,))
-    return (index.unsqueeze(-1) == Tensor.arange(n, device=self.device)).where(spread, 0).sum(-1).cast(self.dtype)
-
-  def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar) -> Tensor:
-    """A copy with self[index[i][j]][j] = src[i][j] for dim 0 (and so on)."""
-    dim = self._axis(dim)
-    if index.ndim != self.ndim: raise ValueError(f"scatter index of rank {index.ndim} does not match rank {self.ndim}")
-    src = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, dtype=self.dtype, device=self.device)
-    src = src.shrink(tuple((0, s) for s in index.shape))
-    n = self.shape[dim]
-    hits = (index.unsqueeze(-1) == Tensor.arange(n, device=self.device)).transpose(dim, -1)
-    values = hits.where(src.unsqueeze(-1).transpose(dim, -1), 0).sum(-1).cast(self.dtype)
-    covered = hits.any(-1)
-    padding = tuple((0, 0) if i == dim else (0, s - t) for i, (s, t) in enumerate(zip(self.shape, covered.shape)))
-    return covered.pad(padding).where(values.pad(padding), self)
-
-  def masked_fill(self, mask: Tensor, value: Scalar) -> Tensor: return mask.where(value, self)
-
-  def __setitem__(self, indices, value: Tensor | Scalar) -> None:
-    """Assign `value` into the region of ints and step-1 slices `indices` selects."""
-    indices = indices if isinstance(indices, tuple) else (indices,)
-    if len(indices) > self.ndim: raise IndexError(f"too many indices ({len(indices)}) for shape {self.shape}")
-    bounds = []
-    for index, n in zip(indices + (slice(None),) * (self.ndim - len(indices)), self.shape):
-      if isinstance(index, int | np.integer):
-        if not -n <= index < n: raise IndexError(f"index {index} is out of range for size {n}")
-        bounds.append((index % n, index % n + 1))
-      elif isinstance(index, slice) and index.indices(n)[2] == 1: bounds.append(index.indices(n)[:2])
-      else: raise IndexError(f"assignment supports ints and step-1 slices, not {index!r}")
-    region = tuple(max(0, b - a) for a, b in bounds)
-    padding = tuple((a, n - a - r) for (a, _), r, n in zip(bounds, region, self.shape))
-    squeezed = tuple(r for r, index in zip(region, indices) if not isinstance(index, int | np.integer)) + region[len(indices):]
-    value = value if isinstance(value, Tensor) else Tensor.full(squeezed, value, dtype=self.dtype, device=self.device)
-    value = value.cast(self.dtype)._broadcast_to(squeezed).reshape(region)
-    inside = Tensor.full(region, True, device=self.device).pad(padding)
-    self.assign(inside.where(value.pad(padding), self).contiguous().realize())
 
   def contiguous(self) -> Tensor: return Tensor(LazyOp("contiguous", self.dtype, self.shape, self.device, (self.lazydata,)))
 
@@ -852,161 +743,6 @@ class Tensor:
       raise ValueError(f"assign of {x.shape} {x.dtype} to a tensor of {self.shape} {self.dtype}")
     self.lazydata = x.lazydata
     return self
-
-  # *** windows, convolution and pooling ***
-
-  def _windows(self, dim: int, kernel: int, stride: int, dilation: int) -> Tensor:
-    """Replace dim (size n) by (kernel, out): element (j, o) is self[o * stride + j * dilation] along dim.
-    Made of repeat/shrink/reshape only: k copies of the dim laid end to end, cut into rows of n + dilation,
-    shift each row by the dilation, so the strided columns are the windows."""
-    n = self.shape[dim]
-    out = (n - dilation * (kernel - 1) - 1) // stride + 1
-    if out <= 0: raise ValueError(f"window of {kernel} (dilation {dilation}) does not fit dim {dim} of size {n}")
-    copies = -(-kernel * (n + dilation) // n)
-    x = self.unsqueeze(dim).expand(self.shape[:dim] + (copies, n) + self.shape[dim + 1:]).flatten(dim, dim + 1)
-    x = x.shrink(tuple((0, kernel * (n + dilation)) if a == dim else None for a in range(x.ndim))).unflatten(dim, (kernel, n + dilation))
-    x = x.shrink(tuple((0, out * stride) if a == dim + 1 else None for a in range(x.ndim))).unflatten(dim + 1, (out, stride))
-    return x.shrink(tuple((0, 1) if a == dim + 2 else None for a in range(x.ndim))).squeeze(dim + 2)
-
-  def _pool(self, kernel: tuple[int, ...], stride: int | tuple[int, ...] = 1, dilation: int | tuple[int, ...] = 1) -> Tensor:
-    """Sliding windows over the last len(kernel) dims: (..., out..., kernel...)."""
-    n, lead = len(kernel), self.ndim - len(kernel)
-    strides, dilations = _per_dim(stride, n), _per_dim(dilation, n)
-    x = self
-    for axis in reversed(range(n)): x = x._windows(lead + axis, kernel[axis], strides[axis], dilations[axis])
-    return x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
-
-  def _pad_spatial(self, padding, spatial: int, value: float = 0.0) -> Tensor:
-    if isinstance(padding, int): pairs = [(padding, padding)] * spatial
-    elif len(padding) == spatial: pairs = [(p, p) for p in padding]
-    elif len(padding) == 2 * spatial: pairs = [tuple(padding[i:i + 2]) for i in range(len(padding) - 2, -1, -2)]
-    else: raise ValueError(f"padding {padding} does not fit {spatial} spatial dims")
-    return self.pad(((0, 0),) * (self.ndim - spatial) + tuple(pairs), value=value) if any(sum(pairs, ())) else self
-
-  def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
-    (batch, channels), (out_channels, group_channels), kernel = self.shape[:2], weight.shape[:2], weight.shape[2:]
-    if self.ndim != weight.ndim or groups * group_channels != channels or out_channels % groups:
-      raise ValueError(f"conv of input {self.shape} with weight {weight.shape} and groups={groups}: channels do not match")
-    windows = self._pad_spatial(padding, len(kernel))._pool(kernel, stride, dilation)  # (batch, channels, out..., kernel...)
-    outs, per_group = windows.shape[2:2 + len(kernel)], out_channels // groups
-    x = windows.reshape(batch, groups, 1, group_channels, *outs, *kernel)
-    w = weight.reshape(1, groups, per_group, group_channels, *[1] * len(outs), *kernel)
-    summed = (x * w).sum((3, *range(4 + len(outs), 4 + len(outs) + len(kernel))))
-    result = summed.reshape(batch, out_channels, *outs)
-    return result if bias is None else result + bias.reshape(1, -1, *[1] * len(kernel))
-
-  def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
-                       output_padding=0) -> Tensor:
-    """The gradient of conv2d: zeros between input elements (stride), the flipped kernel, full padding."""
-    kernel, spatial = weight.shape[2:], len(weight.shape[2:])
-    strides, dilations, pads, extra = (_per_dim(v, spatial) for v in (stride, dilation, padding, output_padding))
-    w = weight.unflatten(0, (groups, -1)).transpose(1, 2).flatten(0, 1).flip(*range(2, 2 + spatial))
-    x = self
-    for axis, s in enumerate(strides):
-      if s > 1:
-        dim, n = 2 + axis, x.shape[2 + axis]
-        x = x.unsqueeze(dim + 1).pad(tuple((0, s - 1) if a == dim + 1 else None for a in range(x.ndim + 1))).flatten(dim, dim + 1)
-        x = x.shrink(tuple((0, (n - 1) * s + 1) if a == dim else None for a in range(x.ndim)))
-    full = [(d * (k - 1) - p, d * (k - 1) - p + e) for k, d, p, e in zip(kernel, dilations, pads, extra)]
-    x = x.pad(((0, 0), (0, 0), *full))
-    return x.conv2d(w, bias, groups=groups, dilation=dilation)
-
-  def max_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    kernel = _per_dim(kernel_size, 2)
-    windows = self._pad_spatial(padding, 2, value=float("-inf"))._pool(kernel, kernel if stride is None else stride, dilation)
-    return windows.max((-2, -1))
-
-  def avg_pool2d(self, kernel_size=(2, 2), stride=None, dilation=1, padding=0) -> Tensor:
-    kernel = _per_dim(kernel_size, 2)
-    return self._pad_spatial(padding, 2)._pool(kernel, kernel if stride is None else stride, dilation).mean((-2, -1))
-
-  def cumsum(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "add", 0.0)
-  def cummax(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "max", float("-inf"))
-  def cummin(self, axis: int = 0) -> Tensor: return -((-self).cummax(axis))
-  def logcumsumexp(self, axis: int = 0) -> Tensor:
-    peak = self.max(axis, keepdim=True)
-    return (self - peak).exp().cumsum(axis).log() + peak
-  def cumprod(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "mul", 1.0)
-
-  def _cumulative(self, axis: int, kind: str, identity: float) -> Tensor:
-    axis = self._axis(axis)
-    n = self.shape[axis]
-    if n == 0: return self
-    moved = self.transpose(axis, -1)
-    windows = moved.pad(((0, 0),) * (moved.ndim - 1) + ((n - 1, 0),), value=identity)._pool((n,))
-    return windows._reduce(kind, -1, False).transpose(axis, -1)
-
-  def tril(self, diagonal: int = 0) -> Tensor: return self._triangle(lambda rows, cols: cols <= rows + diagonal)
-  def triu(self, diagonal: int = 0) -> Tensor: return self._triangle(lambda rows, cols: cols >= rows + diagonal)
-  def _triangle(self, keep) -> Tensor:
-    rows, cols = Tensor.arange(self.shape[-2], device=self.device).unsqueeze(-1), Tensor.arange(self.shape[-1], device=self.device)
-    return keep(rows, cols).where(self, 0).cast(self.dtype)
-
-  # *** nn functional ***
-
-  def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis: int | tuple[int, ...] = 1) -> Tensor:
-    axes = (axis,) if isinstance(axis, int) else axis
-    shape = tuple(n if i in {self._axis(a) for a in axes} else 1 for i, n in enumerate(self.shape))
-    x = self - mean.reshape(shape)
-    if weight is not None: x = x * weight.reshape(shape)
-    x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
-    return x if bias is None else x + bias.reshape(shape)
-
-  def dropout(self, p: float = 0.5) -> Tensor:
-    if not 0 <= p < 1: raise ValueError(f"dropout probability must be in [0, 1), got {p}")
-    if not Tensor.training or p == 0: return self
-    return (Tensor.rand(*self.shape, device=self.device) >= p).where(self, 0) * (1 / (1 - p))
-
-  def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                   is_causal: bool = False) -> Tensor:
-    scores = self @ key.transpose(-2, -1) * (1 / math.sqrt(self.shape[-1]))
-    if is_causal: attn_mask = Tensor.ones(self.shape[-2], key.shape[-2], dtype=dtypes.bool, device=self.device).tril()
-    if attn_mask is not None:
-      scores = attn_mask.where(scores, float("-inf")) if attn_mask.dtype is dtypes.bool else scores + attn_mask
-    return scores.softmax(-1).dropout(dropout_p) @ value
-
-  def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross-entropy of logits (batch, classes, ...) against class indices or class probabilities."""
-    target = Y.one_hot(self.shape[1]).transpose(1, -1).cast(self.dtype) if Y.ndim < self.ndim else Y
-    target = target * (1 - label_smoothing) + label_smoothing / self.shape[1]
-    return _reduced(-(self.log_softmax(axis=1) * target).sum(1), reduction)
-
-  def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of log-probabilities (batch, classes) at class indices Y."""
-    keep = Y != ignore_index if ignore_index is not None else Tensor.full(Y.shape, True, device=self.device)
-    picked = self.gather(1, Y.cast(dtypes.int32).unsqueeze(1)).squeeze(1)
-    scale = keep.cast(self.dtype) * (weight[Y] if weight is not None else 1.0)
-    if reduction == "mean": return -(picked * scale).sum() / scale.sum()
-    return _reduced(-(picked * scale), reduction)
-
-  def binary_crossentropy(self, Y: Tensor, reduction: str = "mean") -> Tensor:
-    return _reduced(-(Y * self.log() + (1 - Y) * (1 - self).log()), reduction)
-
-  def binary_crossentropy_logits(self, Y: Tensor, reduction: str = "mean") -> Tensor:
-    return _reduced(self.maximum(0) - Y * self + (1 + (-self.abs()).exp()).log(), reduction)
-
-  @staticmethod
-  def einsum(formula: str, *operands: Tensor) -> Tensor:
-    """Sums of products over named axes, e.g. "ij,jk->ik"; every letter of an operand names a distinct axis."""
-    inputs, _, output = formula.replace(" ", "").partition("->")
-    terms = inputs.split(",")
-    if len(terms) != len(operands): raise ValueError(f"einsum {formula!r} names {len(terms)} operands, got {len(operands)}")
-    if not _: output = "".join(sorted(c for c in set(inputs) - {","} if inputs.count(c) == 1))
-    letters = sorted(set(inputs) - {","})
-    sizes: dict[str, int] = {}
-    aligned = []
-    for term, t in zip(terms, operands):
-      if len(term) != t.ndim or len(set(term)) != len(term): raise ValueError(f"einsum term {term!r} does not fit shape {t.shape}")
-      for c, n in zip(term, t.shape):
-        if sizes.setdefault(c, n) != n and 1 not in (n, sizes[c]): raise ValueError(f"einsum axis {c!r} has sizes {sizes[c]} and {n}")
-        sizes[c] = max(sizes[c], n)
-      ordered = t.permute(*sorted(range(t.ndim), key=lambda i: letters.index(term[i])))
-      aligned.append(ordered.reshape(tuple(t.shape[term.index(c)] if c in term else 1 for c in letters)))
-    product = aligned[0]
-    for t in aligned[1:]: product = product * t
-    summed = product.sum(tuple(i for i, c in enumerate(letters) if c not in output)) if set(letters) - set(output) else product
-    kept = [c for c in letters if c in output]
-    return summed.permute(*[kept.index(c) for c in output]) if kept else summed
 
   def schedule(self, *others: Tensor) -> list:
     """The kernel launches that realizing this tensor (and `others`) would run, without running them."""
