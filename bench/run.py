@@ -2,7 +2,8 @@
 
 Every workload runs in one process, the implementations interleaved round by round; the table gives medians
 (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
-(compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger).
+(compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
+and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
 
   python bench/run.py [--rounds N] [--quick] [--only NAME] [--json out.json]
 """
@@ -12,6 +13,7 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,6 +131,7 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   rng = np.random.default_rng(0)
   arrays = [rng.standard_normal(s).astype(np.float32) for s in w.inputs]
   impls = implementations(w, arrays)
+  compile_ms = pytc_compile_times(impls["pytc"])
   for fn in impls.values(): fn()  # compile and warm up
   GlobalCounters.reset()
   impls["pytc"]()
@@ -138,7 +141,16 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
     for name, fn in impls.items(): times[name].append(timed(fn))
   medians = {name: statistics.median(t) * 1e3 for name, t in times.items()}
   floor_ms = max(w.bytes / bandwidth, w.flops / sgemm) * 1e3
-  return {"medians_ms": medians, "pytc_kernels": kernels, "floor_ms": floor_ms}
+  return {"medians_ms": medians, "pytc_kernels": kernels, "floor_ms": floor_ms, "pytc_compile_ms": compile_ms}
+
+
+def pytc_compile_times(fn: Callable) -> dict[str, float]:
+  """pytc's first call with nothing cached (schedule + compile + run), and again with only the disk cache warm."""
+  from pytc import realize
+  realize._schedules.clear()
+  cold = timed(fn)
+  realize._schedules.clear()
+  return {"cold": cold * 1e3, "disk_cache": timed(fn) * 1e3}
 
 
 def main() -> None:
@@ -148,6 +160,7 @@ def main() -> None:
   parser.add_argument("--only", help="run workloads whose name contains this")
   parser.add_argument("--json", help="write the results here")
   args = parser.parse_args()
+  os.environ.setdefault("PYTC_CACHE_DIR", tempfile.mkdtemp(prefix="pytc-bench-"))  # first calls compile for real
   bandwidth, sgemm = machine_limits()
   print(f"copy bandwidth {bandwidth / 1e9:.1f} GB/s, NumPy sgemm {sgemm / 1e9:.1f} GFLOP/s, {os.cpu_count()} cores")
   results = {"bandwidth_GBps": bandwidth / 1e9, "numpy_sgemm_GFLOPs": sgemm / 1e9, "workloads": {}}
@@ -156,7 +169,9 @@ def main() -> None:
     r = results["workloads"][w.name] = run(w, args.rounds, bandwidth, sgemm)
     numpy_ms = r["medians_ms"]["numpy"]
     cells = "  ".join(f"{name} {ms:8.2f} ms ({numpy_ms / ms:5.2f}x)" for name, ms in r["medians_ms"].items())
-    print(f"{w.name:<22} {cells}  pytc kernels {r['pytc_kernels']}  pytc/floor {r['medians_ms']['pytc'] / r['floor_ms']:.1f}x")
+    compile_ms = r["pytc_compile_ms"]
+    print(f"{w.name:<22} {cells}  pytc kernels {r['pytc_kernels']}  pytc/floor {r['medians_ms']['pytc'] / r['floor_ms']:.1f}x  "
+          f"first call {compile_ms['cold']:.0f} ms (disk cache {compile_ms['disk_cache']:.0f} ms)")
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=2)
 
