@@ -82,8 +82,7 @@ class KernelLowering:
     return self.reduce_loops(kind, element, op.operands[0], list(op.operands[1:]), reduce_identity(kind, element))
 
   def reduce_loops(self, kind: int, element: ir.Type, body: ir.Value, ranges: list[ir.Value], acc: ir.Value) -> ir.Value:
-    size = ir.IntegerAttr(ranges[0].owner.attributes["size"]).value
-    loop = scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, 1), [acc])
+    loop = self.for_range(ranges[0], [acc])
     with ir.InsertionPoint(loop.body):
       self.scopes.append({ranges[0]: loop.induction_variable})
       inner = loop.inner_iter_args[0]

@@ -50,7 +50,7 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
   device = Device[device_name]
   buffers = {"input": [n.arg for n in inputs], "output": [Buffer(device_name, n.dtype, n.shape) for n in pending],
              "temp": [Buffer(device_name, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
-  queue, kernargs, stamps = device.queue(), [], []
+  queue, kernargs, stamps, record = device.queue(), [], [], []
   began, ended = device.new_signal(), device.new_signal()
   queue.timestamp(began)
   for launch in scheduled.launches:
@@ -58,14 +58,12 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
     extent = program.extents[launch.kernel]
     kernargs.append(Kernargs([b.address for b in launch_buffers] + [0, extent]))
     slices = slices_for(device, extent, launch_buffers)
+    record.append((program.entries[launch.kernel], launch_buffers, extent))
     if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
     if stamps: queue.timestamp(stamps[-1][1])
     queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
     if stamps: queue.timestamp(stamps[-1][2])
-  if RECORDERS:
-    record = [(program.entries[launch.kernel], [buffers[role][i] for role, i in launch.args], program.extents[launch.kernel])
-              for launch in scheduled.launches]
-    for recorder in RECORDERS: recorder.append((device, record))
+  for recorder in RECORDERS: recorder.append((device, record))
   queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
