@@ -4,6 +4,8 @@ Every workload runs in one process, the implementations interleaved round by rou
 (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
+OpenBLAS's idle threads spin for ~0.1 s after each call by default, stealing the cores from whatever runs next in
+an interleaved benchmark; OPENBLAS_THREAD_TIMEOUT=4 (set unless given) makes them sleep at once.
 
   python bench/run.py [--rounds N] [--quick] [--only NAME] [--json out.json]
 """
@@ -18,7 +20,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as np  # noqa: E402
 
 
 @dataclass

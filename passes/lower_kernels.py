@@ -2,174 +2,61 @@
 
 The loop ranges of a kernel's store become one `scf.parallel` whose outermost range runs over
 [begin, end), two index arguments after the buffers, so a runtime can split the work (`pytc.extent` is that
-range's full size); each `uop.range_reduce` becomes
-`scf.for` loops over its reduce ranges carrying the accumulator; `uop.index` becomes
-`memref.load` (a gated read clamps its indices to 0 and selects 0 where `valid` is false, so
-padding is never read); scalar uops become arith/math (see scalar.py). Buffers of booleans are
-bytes and unsigned integers are signless, as the LLVM lowering needs; an empty buffer is neither read
-nor written.
+range's full size). The body is scalar loops (kernel_lowering.py), or vector code for a kernel marked
+`pytc.vector` (lower_vector.py), whose outermost range then counts blocks.
 """
 from mlir import ir
-from mlir.dialects import arith, func, memref, scf
+from mlir.dialects import arith, func, scf
 
 from pytc.passes import PassError, functions_with, register
-from pytc.passes.clone import clone
-from pytc.passes.order_loops import top_level_reductions
-from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
-
-COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
+from pytc.passes.kernel_lowering import KernelLowering, storage_memref
+from pytc.passes.lower_vector import VectorLowering, lower_vector_body
 
 
-def is_empty(t: ir.Type) -> bool: return 0 in ir.MemRefType(t).shape
-
-
-def storage_memref(t: ir.Type) -> ir.MemRefType:
-  """The memref a kernel parameter is passed as; an empty buffer is 1-D (it is never read or written)."""
-  t = ir.MemRefType(t)
-  return ir.MemRefType.get([0] if is_empty(t) else list(t.shape), storage_type(t.element_type))
-
-
-def reduce_identity(kind: int, t: ir.Type) -> ir.Value:
-  if kind != 1: return constant(t, COMBINE[kind][1])
-  if is_float(t): return constant(t, float("-inf"))
-  return constant(t, 0 if is_unsigned(t) else -(1 << (width(t) - 1)))
-
-
-def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
-  """acc (+, max, *) value. Float sums and products may reassociate, so LLVM can split them into vector lanes."""
-  reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
-  if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
-  if kind == 0: return arith.addf(acc, value, fastmath=reassoc) if is_float(t) else arith.addi(acc, value)
-  return arith.mulf(acc, value, fastmath=reassoc) if is_float(t) else arith.muli(acc, value)
-
-
-class KernelLowering:
-  def __init__(self, params: dict[ir.Value, ir.Value]):
-    self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
-    self.index = ir.IndexType.get()
-
-  def lookup(self, value: ir.Value) -> ir.Value | None:
-    for scope in reversed(self.scopes):
-      if value in scope: return scope[value]
-    return None
-
-  def emit(self, value: ir.Value) -> ir.Value:
-    if (found := self.lookup(value)) is not None: return found
-    op = value.owner
-    name = op.name
-    if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
-    with op.location:
-      if name == "uop.index": result = self.emit_load(op)
-      elif name == "uop.const": result = constant_from_attr(op.attributes["value"])
-      elif name == "uop.range_reduce": result = self.emit_reduce(op)
-      elif name.startswith("uop."): result = lower_scalar(op, [self.emit(v) for v in op.operands])
-      else: result = clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
-    self.scopes[-1][value] = result
-    return result
-
-  def emit_load(self, op: ir.OpView) -> ir.Value:
-    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    element = op.results[0].type
-    if is_empty(op.operands[0].type): return constant(element, 0)  # inside a loop that never runs
-    source, indices = self.emit(op.operands[0]), [self.emit(v) for v in op.operands[1:1 + segments[1]]]
-    if not segments[2]: return load(element, memref.load(source, indices))
-    valid, zero_index = self.emit(op.operands[-1]), arith.constant(self.index, 0)
-    value = load(element, memref.load(source, [arith.select(valid, i, zero_index) for i in indices]))
-    return arith.select(valid, value, constant(element, 0))
-
-  def emit_reduce(self, op: ir.OpView) -> ir.Value:
-    kind, element = ir.IntegerAttr(op.attributes["kind"]).value, op.results[0].type
-    return self.reduce_loops(kind, element, op.operands[0], list(op.operands[1:]), reduce_identity(kind, element))
-
-  def reduce_loops(self, kind: int, element: ir.Type, body: ir.Value, ranges: list[ir.Value], acc: ir.Value) -> ir.Value:
-    loop = self.for_range(ranges[0], [acc])
-    with ir.InsertionPoint(loop.body):
-      self.scopes.append({ranges[0]: loop.induction_variable})
-      inner = loop.inner_iter_args[0]
-      result = self.reduce_loops(kind, element, body, ranges[1:], inner) if len(ranges) > 1 else combine(kind, element, inner, self.emit(body))
-      scf.YieldOp([result])
-      self.scopes.pop()
-    return loop.results[0]
-
-  def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
-    """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""
-    size = ir.IntegerAttr(innermost.owner.attributes["size"]).value
-    return [(r, memref.alloca(ir.MemRefType.get([size], r.results[0].type), [], [])) for r in top_level_reductions(value)]
-
-  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None) -> scf.ForOp:
-    size = ir.IntegerAttr(r.owner.attributes["size"]).value
-    return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, 1), iter_args or [])
-
-  def reduce_outer(self, stored: ir.OpView, innermost: ir.Value, accumulators: list[tuple[ir.Operation, ir.Value]]) -> None:
-    """Each reduction over its ranges outside a loop over `innermost` that accumulates per element; then the store."""
-    for reduction, acc in accumulators:
-      kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
-      with ir.InsertionPoint(self.for_range(innermost).body) as point:
-        memref.store(reduce_identity(kind, element), acc, [point.block.arguments[0]])
-        scf.YieldOp([])
-      self.accumulate(reduction, list(reduction.operands[1:]), innermost, acc, kind, element)
-    loop = self.for_range(innermost)
-    with ir.InsertionPoint(loop.body):
-      self.scopes.append({innermost: loop.induction_variable})
-      for reduction, acc in accumulators: self.scopes[-1][reduction.results[0]] = memref.load(acc, [loop.induction_variable])
-      self.store(stored)
-      self.scopes.pop()
-      scf.YieldOp([])
-
-  def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], innermost: ir.Value, acc: ir.Value, kind: int, element: ir.Type) -> None:
-    loop = self.for_range(ranges[0] if ranges else innermost)
-    with ir.InsertionPoint(loop.body):
-      self.scopes.append({(ranges[0] if ranges else innermost): loop.induction_variable})
-      if ranges: self.accumulate(reduction, ranges[1:], innermost, acc, kind, element)
-      else:
-        position = [loop.induction_variable]
-        memref.store(combine(kind, element, memref.load(acc, position), self.emit(reduction.operands[0])), acc, position)
-      self.scopes.pop()
-      scf.YieldOp([])
-
-  def store(self, op: ir.OpView) -> None:
-    value, target, *indices = op.operands
-    if is_empty(target.type): return
-    memref.store(store(value.type, self.emit(value)), self.emit(target), [self.emit(i) for i in indices])
+def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: ir.OpView, loops: list[ir.Value], entry: ir.Block) -> int:
+  """Emit the parallel loop over the kernel's output ranges and its scalar body; the extent of its outermost range."""
+  reorder = "pytc.loop_order" in kernel.attributes
+  accumulators = lowering.accumulators(stored.operands[0], loops[-1]) if reorder else []
+  parallel_loops = loops[:-1] if reorder else loops
+  point = ir.InsertionPoint(entry)
+  extent = ir.IntegerAttr(parallel_loops[0].owner.attributes["size"]).value if parallel_loops else 1
+  if parallel_loops:
+    index = lowering.index
+    begin, end = entry.arguments[-2:]
+    sizes = [end] + [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops[1:]]
+    zero, one = arith.constant(index, 0), arith.constant(index, 1)
+    parallel = scf.ParallelOp([], [begin] + [zero] * (len(sizes) - 1), sizes, [one] * len(sizes), [])
+    body = parallel.region.blocks.append(*[index] * len(sizes))
+    with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+    lowering.scopes.append(dict(zip(parallel_loops, body.arguments)))
+    point = ir.InsertionPoint.at_block_terminator(body)
+  with point:
+    if reorder: lowering.reduce_outer(stored, loops[-1], accumulators)
+    else: lowering.store(stored)
+  return extent
 
 
 def lower_kernel(kernel: func.FuncOp) -> None:
-  ops = list(kernel.entry_block.operations)
-  ends = [op for op in ops if op.operation.name == "uop.end"]
+  ends = [op for op in kernel.entry_block.operations if op.operation.name == "uop.end"]
   if len(ends) != 1: raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one uop.end")
-  end = ends[0]
-  stored, loops = end.operands[0].owner, list(end.operands[1:])
+  stored, loops = ends[0].operands[0].owner, list(ends[0].operands[1:])
   params = list(kernel.entry_block.arguments)
   with ir.InsertionPoint(kernel):
     index = ir.IndexType.get()
     lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params] + [index, index], []))
     entry = lowered.add_entry_block()
-  lowering = KernelLowering(dict(zip(params, entry.arguments)))
-  reorder = "pytc.loop_order" in kernel.attributes
+  vectorized = "pytc.vector" in kernel.attributes
+  lanes = ir.IntegerAttr(ir.DictAttr(kernel.attributes["pytc.vector"])["lanes"]).value if vectorized else 1
+  lowering = (VectorLowering if vectorized else KernelLowering)(dict(zip(params, entry.arguments)), *([lanes] if vectorized else []))
   with ir.InsertionPoint(entry):
-    accumulators = lowering.accumulators(stored.operands[0], loops[-1]) if reorder else []
-    parallel_loops = loops[:-1] if reorder else loops
-    point = ir.InsertionPoint(entry)
-    extent = ir.IntegerAttr(parallel_loops[0].owner.attributes["size"]).value if parallel_loops else 1
-    if parallel_loops:  # the outermost parallel range runs over [begin, end), the last two arguments: a slice of the work
-      begin, end = entry.arguments[-2:]
-      sizes = [end] + [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops[1:]]
-      zero, one = arith.constant(index, 0), arith.constant(index, 1)
-      parallel = scf.ParallelOp([], [begin] + [zero] * (len(sizes) - 1), sizes, [one] * len(sizes), [])
-      body = parallel.region.blocks.append(*[index] * len(sizes))
-      with ir.InsertionPoint(body): scf.ReduceOp([], 0)
-      lowering.scopes.append(dict(zip(parallel_loops, body.arguments)))
-      point = ir.InsertionPoint.at_block_terminator(body)
-    with point:
-      if reorder: lowering.reduce_outer(stored, loops[-1], accumulators)
-      else: lowering.store(stored)
+    extent = (lower_vector_body if vectorized else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry)
     func.ReturnOp([])
   lowered.attributes["pytc.kernel"] = ir.UnitAttr.get()
   lowered.attributes["pytc.extent"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), extent)
   kernel.operation.erase()
 
 
-@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for + memref + arith/math")
+@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for (or vector code) + memref + arith/math")
 def lower_kernels(module: ir.Operation) -> None:
   for fn in functions_with(module, "uop.end"):
     if "pytc.kernel" in fn.attributes:

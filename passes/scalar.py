@@ -1,4 +1,5 @@
-"""Scalar semantics of the elementwise uop ops, as arith/math ops on one element.
+"""Scalar semantics of the elementwise uop ops, as arith/math ops on one element, or elementwise on
+vectors of elements (every lowering here builds its constants and result types in its operand's shape).
 
 Integers are signless in arith; the signedness of the uop element type (`ui8` vs `i8`, and
 `i1` as unsigned) picks the signed or unsigned arith op.
@@ -9,6 +10,7 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from pytc.passes import PassError
+from pytc.passes.lanes import shaped, splat
 from pytc.passes.transcendental import APPROXIMATIONS
 
 Lowering = Callable[..., ir.Value]
@@ -30,11 +32,11 @@ def storage_type(t: ir.Type) -> ir.Type:
 
 
 def load(t: ir.Type, stored: ir.Value) -> ir.Value:
-  return arith.trunci(signless(t), stored) if storage_type(t) != signless(t) else stored
+  return arith.trunci(shaped(signless(t), stored), stored) if storage_type(t) != signless(t) else stored
 
 
 def store(t: ir.Type, value: ir.Value) -> ir.Value:
-  return arith.extui(storage_type(t), value) if storage_type(t) != signless(t) else value
+  return arith.extui(shaped(storage_type(t), value), value) if storage_type(t) != signless(t) else value
 
 
 def element_type(value: ir.Value) -> ir.Type:
@@ -42,12 +44,13 @@ def element_type(value: ir.Value) -> ir.Type:
   return value.type.element_type if isinstance(value.type, ir.ShapedType) else value.type
 
 
-def constant(t: ir.Type, value: float | int | bool) -> ir.Value:
-  """A scalar constant of uop element type `t` (built in its signless form)."""
-  if is_float(t): return arith.constant(t, ir.FloatAttr.get(t, float(value)))
-  bits = width(t)
-  value = int(value) & ((1 << bits) - 1)
-  return arith.constant(signless(t), ir.IntegerAttr.get(signless(t), value - (1 << bits) if bits > 1 and value >> (bits - 1) else value))
+def constant(t: ir.Type, value: float | int | bool, like: ir.Value | None = None) -> ir.Value:
+  """A constant of uop element type `t` (built in its signless form), splat in the shape of `like` if that is a vector."""
+  if is_float(t): attr = ir.FloatAttr.get(t, float(value))
+  else:
+    bits, value = width(t), int(value) & ((1 << width(t)) - 1)
+    attr = ir.IntegerAttr.get(signless(t), value - (1 << bits) if bits > 1 and value >> (bits - 1) else value)
+  return splat(attr, like)
 
 
 def constant_from_attr(attr: ir.Attribute) -> ir.Value:
@@ -88,12 +91,12 @@ def _pick(t: ir.Type, choices: tuple) -> object:
 
 def safe_division(t: ir.Type, lowering: Lowering, a: ir.Value, b: ir.Value) -> ir.Value:
   """Integer division that cannot trap: x / 0 and x % 0 are 0, and MIN / -1 wraps to MIN (its remainder is 0)."""
-  zero, one = constant(t, 0), constant(t, 1)
+  zero, one = constant(t, 0, a), constant(t, 1, a)
   by_zero = arith.cmpi(arith.CmpIPredicate.eq, b, zero)
   unsafe = by_zero
   if not is_unsigned(t):
-    overflow = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, a, constant(t, -(1 << (width(t) - 1)))),
-                          arith.cmpi(arith.CmpIPredicate.eq, b, constant(t, -1)))
+    overflow = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, a, constant(t, -(1 << (width(t) - 1)), a)),
+                          arith.cmpi(arith.CmpIPredicate.eq, b, constant(t, -1, a)))
     unsafe = arith.ori(by_zero, overflow)
   return arith.select(by_zero, zero, lowering(a, arith.select(unsafe, one, b)))
 
@@ -102,16 +105,16 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   """C-style conversion between uop element types; anything to i1 is `x != 0`."""
   if src == dst: return x
   if isinstance(dst, ir.IntegerType) and width(dst) == 1:
-    zero = constant(src, 0)
+    zero = constant(src, 0, x)
     return arith.cmpf(arith.CmpFPredicate.UNE, x, zero) if is_float(src) else arith.cmpi(arith.CmpIPredicate.ne, x, zero)
   if is_float(src) and is_float(dst):
-    if width(src) == width(dst): x, src = arith.extf(ir.F32Type.get(), x), ir.F32Type.get()
-    return arith.extf(dst, x) if width(dst) > width(src) else arith.truncf(dst, x)
-  if is_float(src): return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(signless(dst), x)
-  if is_float(dst): return (arith.uitofp if is_unsigned(src) else arith.sitofp)(dst, x)
+    if width(src) == width(dst): x, src = arith.extf(shaped(ir.F32Type.get(), x), x), ir.F32Type.get()
+    return arith.extf(shaped(dst, x), x) if width(dst) > width(src) else arith.truncf(shaped(dst, x), x)
+  if is_float(src): return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(shaped(signless(dst), x), x)
+  if is_float(dst): return (arith.uitofp if is_unsigned(src) else arith.sitofp)(shaped(dst, x), x)
   if width(src) == width(dst): return x
-  if width(dst) < width(src): return arith.trunci(signless(dst), x)
-  return (arith.extui if is_unsigned(src) else arith.extsi)(signless(dst), x)
+  if width(dst) < width(src): return arith.trunci(shaped(signless(dst), x), x)
+  return (arith.extui if is_unsigned(src) else arith.extsi)(shaped(signless(dst), x), x)
 
 
 def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
@@ -125,18 +128,18 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
     predicate = _pick(t, COMPARE[name])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
   if name in APPROXIMATIONS and t != ir.F64Type.get():
-    x = operands[0] if t == ir.F32Type.get() else arith.extf(ir.F32Type.get(), operands[0])
+    x = operands[0] if t == ir.F32Type.get() else arith.extf(shaped(ir.F32Type.get(), operands[0]), operands[0])
     result = APPROXIMATIONS[name](x)
-    return result if t == ir.F32Type.get() else arith.truncf(t, result)
+    return result if t == ir.F32Type.get() else arith.truncf(shaped(t, result), result)
   if name in FLOAT_UNARY: return FLOAT_UNARY[name](operands[0])
-  if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0), operands[0])
-  if name == "uop.recip": return arith.divf(constant(t, 1.0), operands[0])
+  if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0, operands[0]), operands[0])
+  if name == "uop.recip": return arith.divf(constant(t, 1.0, operands[0]), operands[0])
   if name == "uop.where": return arith.select(*operands)
   if name == "uop.mulacc": return lower_scalar_pair(t, "uop.add", lower_scalar_pair(t, "uop.mul", *operands[:2]), operands[2])
   if name == "uop.cast": return cast(operands[0], t, element_type(op.results[0]))
   if name == "uop.bitcast":
     dst = signless(element_type(op.results[0]))
-    return operands[0] if dst == signless(t) else arith.bitcast(dst, operands[0])
+    return operands[0] if dst == signless(t) else arith.bitcast(shaped(dst, operands[0]), operands[0])
   if name == "uop.contiguous": return operands[0]
   raise PassError(op.location, f"{name} is not an elementwise op")
 

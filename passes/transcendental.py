@@ -11,17 +11,21 @@ import math
 from mlir import ir
 from mlir.dialects import arith
 
-F32 = ir.F32Type
+from pytc.passes.lanes import shaped, splat
 
 
-def f32(value: float) -> ir.Value: return arith.constant(ir.F32Type.get(), ir.FloatAttr.get(ir.F32Type.get(), value))
-def i32(value: int) -> ir.Value: return arith.constant(ir.IntegerType.get_signless(32), ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value))
+def float_type(like: ir.Value) -> ir.Type: return shaped(ir.F32Type.get(), like)
+def int_type(like: ir.Value) -> ir.Type: return shaped(ir.IntegerType.get_signless(32), like)
+
+
+def f32(value: float, like: ir.Value) -> ir.Value: return splat(ir.FloatAttr.get(ir.F32Type.get(), value), like)
+def i32(value: int, like: ir.Value) -> ir.Value: return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value), like)
 
 
 def horner(x: ir.Value, coefficients: list[float]) -> ir.Value:
   """c0 + x (c1 + x (c2 + ...))."""
-  result = f32(coefficients[-1])
-  for c in reversed(coefficients[:-1]): result = arith.addf(arith.mulf(result, x), f32(c))
+  result = f32(coefficients[-1], x)
+  for c in reversed(coefficients[:-1]): result = arith.addf(arith.mulf(result, x), f32(c, x))
   return result
 
 
@@ -30,55 +34,55 @@ def is_nan(x: ir.Value) -> ir.Value: return arith.cmpf(arith.CmpFPredicate.UNO, 
 
 def power_of_two(n: ir.Value) -> ir.Value:
   """2^n for an i32 n in [-126, 127], built in the exponent bits."""
-  return arith.bitcast(ir.F32Type.get(), arith.shli(arith.addi(n, i32(127)), i32(23)))
+  return arith.bitcast(float_type(n), arith.shli(arith.addi(n, i32(127, n)), i32(23, n)))
 
 
 def exp2(x: ir.Value) -> ir.Value:
-  finite = arith.select(is_nan(x), f32(0.0), arith.minimumf(arith.maximumf(x, f32(-160.0)), f32(160.0)))
-  n_float = math_floor(arith.addf(finite, f32(0.5)))
+  finite = arith.select(is_nan(x), f32(0.0, x), arith.minimumf(arith.maximumf(x, f32(-160.0, x)), f32(160.0, x)))
+  n_float = math_floor(arith.addf(finite, f32(0.5, x)))
   f = arith.subf(finite, n_float)
   series = horner(f, [math.log(2) ** k / math.factorial(k) for k in range(8)])
-  n = arith.fptosi(ir.IntegerType.get_signless(32), n_float)
-  half = arith.shrsi(n, i32(1))  # 2^n as 2^half * 2^(n - half): exact down to the denormals
+  n = arith.fptosi(int_type(x), n_float)
+  half = arith.shrsi(n, i32(1, x))  # 2^n as 2^half * 2^(n - half): exact down to the denormals
   scaled = arith.mulf(arith.mulf(series, power_of_two(half)), power_of_two(arith.subi(n, half)))
   return arith.select(is_nan(x), x, scaled)
 
 
 def math_floor(x: ir.Value) -> ir.Value:
-  truncated = arith.sitofp(ir.F32Type.get(), arith.fptosi(ir.IntegerType.get_signless(32), x))
-  return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, truncated, x), arith.subf(truncated, f32(1.0)), truncated)
+  truncated = arith.sitofp(float_type(x), arith.fptosi(int_type(x), x))
+  return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, truncated, x), arith.subf(truncated, f32(1.0, x)), truncated)
 
 
 def log2(x: ir.Value) -> ir.Value:
-  i32_type = ir.IntegerType.get_signless(32)
-  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, f32(2.0 ** -126))
-  normal = arith.select(tiny, arith.mulf(x, f32(2.0 ** 23)), x)  # denormals scaled into the normal range
+  i32_type = int_type(x)
+  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, f32(2.0 ** -126, x))
+  normal = arith.select(tiny, arith.mulf(x, f32(2.0 ** 23, x)), x)  # denormals scaled into the normal range
   bits = arith.bitcast(i32_type, normal)
-  exponent = arith.subi(arith.andi(arith.shrui(bits, i32(23)), i32(0xFF)), i32(127))
-  mantissa = arith.bitcast(ir.F32Type.get(), arith.ori(arith.andi(bits, i32(0x7FFFFF)), i32(0x3F800000)))
-  large = arith.cmpf(arith.CmpFPredicate.OGT, mantissa, f32(math.sqrt(2)))
-  mantissa = arith.select(large, arith.mulf(mantissa, f32(0.5)), mantissa)
-  exponent = arith.addi(exponent, arith.select(large, i32(1), i32(0)))
-  exponent = arith.subi(exponent, arith.select(tiny, i32(23), i32(0)))
-  s = arith.divf(arith.subf(mantissa, f32(1.0)), arith.addf(mantissa, f32(1.0)))
+  exponent = arith.subi(arith.andi(arith.shrui(bits, i32(23, x)), i32(0xFF, x)), i32(127, x))
+  mantissa = arith.bitcast(float_type(x), arith.ori(arith.andi(bits, i32(0x7FFFFF, x)), i32(0x3F800000, x)))
+  large = arith.cmpf(arith.CmpFPredicate.OGT, mantissa, f32(math.sqrt(2), x))
+  mantissa = arith.select(large, arith.mulf(mantissa, f32(0.5, x)), mantissa)
+  exponent = arith.addi(exponent, arith.select(large, i32(1, x), i32(0, x)))
+  exponent = arith.subi(exponent, arith.select(tiny, i32(23, x), i32(0, x)))
+  s = arith.divf(arith.subf(mantissa, f32(1.0, x)), arith.addf(mantissa, f32(1.0, x)))
   series = arith.mulf(s, horner(arith.mulf(s, s), [1.0, 1 / 3, 1 / 5, 1 / 7, 1 / 9, 1 / 11]))
-  result = arith.addf(arith.sitofp(ir.F32Type.get(), exponent), arith.mulf(series, f32(2 / math.log(2))))
-  result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(0.0)), f32(-math.inf), result)
-  result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(math.inf)), x, result)
-  return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f32(0.0)), f32(math.nan), result)  # also NaN in, NaN out
+  result = arith.addf(arith.sitofp(float_type(x), exponent), arith.mulf(series, f32(2 / math.log(2), x)))
+  result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(0.0, x)), f32(-math.inf, x), result)
+  result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(math.inf, x)), x, result)
+  return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f32(0.0, x)), f32(math.nan, x), result)  # also NaN in, NaN out
 
 
 PI_HIGH, PI_LOW = 3.140625, math.pi - 3.140625  # pi in two parts: k * PI_HIGH is exact for the k that matter
 
 
 def sin(x: ir.Value) -> ir.Value:
-  special = arith.ori(is_nan(x), arith.cmpf(arith.CmpFPredicate.OEQ, arith.maximumf(x, arith.negf(x)), f32(math.inf)))
-  finite = arith.select(special, f32(0.0), x)
-  k_float = math_floor(arith.addf(arith.mulf(finite, f32(1 / math.pi)), f32(0.5)))
-  r = arith.subf(arith.subf(finite, arith.mulf(k_float, f32(PI_HIGH))), arith.mulf(k_float, f32(PI_LOW)))
+  special = arith.ori(is_nan(x), arith.cmpf(arith.CmpFPredicate.OEQ, arith.maximumf(x, arith.negf(x)), f32(math.inf, x)))
+  finite = arith.select(special, f32(0.0, x), x)
+  k_float = math_floor(arith.addf(arith.mulf(finite, f32(1 / math.pi, x)), f32(0.5, x)))
+  r = arith.subf(arith.subf(finite, arith.mulf(k_float, f32(PI_HIGH, x))), arith.mulf(k_float, f32(PI_LOW, x)))
   series = arith.mulf(r, horner(arith.mulf(r, r), [(-1) ** k / math.factorial(2 * k + 1) for k in range(8)]))
-  odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(arith.fptosi(ir.IntegerType.get_signless(32), k_float), i32(1)), i32(0))
-  return arith.select(special, f32(math.nan), arith.select(odd, arith.negf(series), series))
+  odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(arith.fptosi(int_type(x), k_float), i32(1, x)), i32(0, x))
+  return arith.select(special, f32(math.nan, x), arith.select(odd, arith.negf(series), series))
 
 
 APPROXIMATIONS = {"uop.exp2": exp2, "uop.log2": log2, "uop.sin": sin}

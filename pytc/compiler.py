@@ -16,8 +16,8 @@ from pytc.passes import pass_manager
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, pytc-bufferize, "
                      "pytc-split-kernels, pytc-schedule, canonicalize, cse)")
-KERNEL_PIPELINE = "builtin.module(pytc-order-loops, pytc-lower-kernels, canonicalize, cse)"
-CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-math-to-llvm, expand-strided-metadata, "
+KERNEL_PIPELINE = "builtin.module(pytc-order-loops, pytc-vectorize, pytc-lower-kernels, canonicalize, cse)"
+CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
 

@@ -1,0 +1,277 @@
+"""Vector code for a kernel marked `pytc.vector` (see vectorize.py): its innermost output range `j` runs in
+vector lanes, `vectors` vectors side by side, and `rows` values of the upcast range `u` at once.
+
+The outer parallel loop runs over blocks of `u` and `j`; each top-level reduction loops over its reduce
+ranges with `rows * vectors` accumulator vectors as loop-carried values (registers), a float sum of
+products accumulating with fma; the epilogue computes and stores the output vectors. While emitting,
+a value is uniform (a scalar: it does not depend on `j`), `Strided` (index lanes base + stride * lane,
+kept symbolic so a read along `j` becomes one vector load), or a vector. Reads contiguous along `j` become
+`vector.load` (`vector.maskedload` when padding gates them); any other varying read or write goes lane
+by lane.
+"""
+from collections.abc import Callable
+from dataclasses import dataclass
+from math import prod
+
+from mlir import ir
+from mlir.dialects import arith, math, memref, scf, vector
+
+from pytc.passes import PassError
+from pytc.passes.clone import dependencies
+from pytc.passes.kernel_lowering import KernelLowering, combine, is_empty, reduce_identity
+from pytc.passes.order_loops import top_level_reductions, uses_any
+from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
+
+
+@dataclass(frozen=True)
+class Strided:
+  """Index lanes: base + stride * lane."""
+  base: ir.Value
+  stride: int
+
+
+Lanes = ir.Value | Strided
+
+
+@dataclass(frozen=True)
+class Tile:
+  """One output vector of a block: the values of `j` (Strided) and `u` there, and its offset in the block along `j`."""
+  scope: dict[ir.Value, Lanes]
+  column: int
+
+
+def is_uniform(value: Lanes) -> bool: return isinstance(value, ir.Value) and not isinstance(value.type, ir.VectorType)
+
+
+def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.get(), value)
+
+
+def constant_value(value: ir.Value) -> int | None:
+  """The integer a uniform index value holds when it is a constant."""
+  if isinstance(value, ir.BlockArgument) or value.owner.name != "arith.constant": return None
+  return ir.IntegerAttr(value.owner.attributes["value"]).value
+
+
+class VectorLowering(KernelLowering):
+  def __init__(self, params: dict[ir.Value, ir.Value], lanes: int):
+    super().__init__(params)
+    self.lanes = lanes
+    self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # read -> (panel buffer, its reduce ranges)
+    self.column = 0  # the offset of the current tile's vector in the block along j
+
+  def pack(self, read: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
+    """Copy `read` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous panel
+    (allocated once per call); the tiles then read the panel."""
+    ranges = list(reduction.operands[1:])
+    shape = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in ranges] + [width]
+    with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, read.type), [], [])
+
+    def copy(positions: list[ir.Value]) -> None:
+      for column in range(0, width, self.lanes):
+        self.scopes.append({j: Strided(arith.addi(j_start, index_constant(column)), 1)})
+        vector.store(self.vector(self.emit(read)), panel, positions + [index_constant(column)])
+        self.scopes.pop()
+    self.loop_nest(ranges, copy)
+    self.packed[read] = (panel, ranges)
+
+  def loop_nest(self, ranges: list[ir.Value], body: Callable[[list[ir.Value]], None], positions: tuple[ir.Value, ...] = ()) -> None:
+    """scf.for loops over `ranges` (each mapped to its induction variable) around `body(induction variables)`."""
+    if not ranges: return body(list(positions))
+    loop = self.for_range(ranges[0])
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({ranges[0]: loop.induction_variable})
+      self.loop_nest(ranges[1:], body, (*positions, loop.induction_variable))
+      self.scopes.pop()
+      scf.YieldOp([])
+
+  def vector_type(self, element: ir.Type) -> ir.VectorType: return ir.VectorType.get([self.lanes], element)
+
+  def vector(self, value: Lanes) -> ir.Value:
+    """`value` as a vector of lanes."""
+    if isinstance(value, Strided):
+      lanes_type = self.vector_type(self.index)
+      offsets = ir.DenseElementsAttr.get([ir.IntegerAttr.get(self.index, value.stride * lane) for lane in range(self.lanes)], type=lanes_type)
+      return arith.addi(vector.broadcast(lanes_type, value.base), arith.constant(lanes_type, offsets))
+    if is_uniform(value): return vector.broadcast(self.vector_type(value.type), value)
+    return value
+
+  def lane(self, value: Lanes, lane: int) -> ir.Value:
+    """The scalar value of one lane."""
+    if isinstance(value, Strided): return arith.addi(value.base, index_constant(value.stride * lane))
+    if is_uniform(value): return value
+    return vector.extract(value, [], [lane])
+
+  def emit(self, value: ir.Value) -> Lanes:
+    if (found := self.lookup(value)) is not None: return found
+    op = value.owner
+    name = op.name
+    if name in ("uop.range", "uop.range_reduce"): raise PassError(op.location, f"a {name} is used outside the loop it names")
+    with op.location:
+      operands = [self.emit(v) for v in op.operands] if name != "uop.index" else []
+      if name == "uop.index": result = self.emit_load(op)
+      elif name == "uop.const" or all(is_uniform(v) for v in operands): result = super().emit(value)
+      elif name in ("arith.addi", "arith.muli") and (strided := self.strided(name, *operands)) is not None: result = strided
+      elif name.startswith("uop."): result = lower_scalar(op, [self.vector(v) for v in operands])
+      else:
+        vectors = [self.vector(v) for v in operands]
+        result = ir.Operation.create(name, results=[self.vector_type(r.type) for r in op.results], operands=vectors,
+                                     attributes=dict(op.attributes.items())).results[0]
+    self.scopes[-1][value] = result
+    return result
+
+  def strided(self, name: str, a: Lanes, b: Lanes) -> Strided | None:
+    if name == "arith.addi":
+      if isinstance(a, Strided) and isinstance(b, Strided): return Strided(arith.addi(a.base, b.base), a.stride + b.stride)
+      if isinstance(a, Strided) and is_uniform(b): return Strided(arith.addi(a.base, b), a.stride)
+      if isinstance(b, Strided) and is_uniform(a): return Strided(arith.addi(a, b.base), b.stride)
+      return None
+    if isinstance(b, Strided): a, b = b, a
+    factor = constant_value(b) if is_uniform(b) else None
+    return Strided(arith.muli(a.base, b), a.stride * factor) if isinstance(a, Strided) and factor is not None else None
+
+  def emit_load(self, op: ir.OpView) -> Lanes:
+    if (packed := self.packed.get(op.results[0])) is not None:
+      panel, ranges = packed
+      return vector.load(self.vector_type(op.results[0].type), panel, [self.lookup(r) for r in ranges] + [index_constant(self.column)])
+    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    indices = [self.emit(v) for v in op.operands[1:1 + segments[1]]]
+    valid = self.emit(op.operands[-1]) if segments[2] else None
+    if all(is_uniform(v) for v in indices) and (valid is None or is_uniform(valid)): return super().emit_load(op)
+    element, source = op.results[0].type, self.emit(op.operands[0])
+    if is_empty(op.operands[0].type): return constant(element, 0)
+    if isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
+      stored = self.vector_type(storage_type(element))
+      if valid is None: return load(element, vector.load(stored, source, indices[:-1] + [indices[-1].base]))
+      shape = ir.MemRefType(op.operands[0].type).shape
+      clamped = [arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(n - 1)) for i, n in zip(indices[:-1], shape)]
+      zeros = vector.broadcast(stored, arith.constant(stored.element_type, 0.0 if is_float(element) else 0))
+      return load(element, vector.maskedload(stored, source, clamped + [indices[-1].base], self.vector(valid), zeros))
+    values = []
+    for lane in range(self.lanes):
+      lane_indices = [self.lane(i, lane) for i in indices]
+      if valid is None: values.append(load(element, memref.load(source, lane_indices)))
+      else:
+        ok, zero = self.lane(valid, lane), index_constant(0)
+        read = load(element, memref.load(source, [arith.select(ok, i, zero) for i in lane_indices]))
+        values.append(arith.select(ok, read, constant(element, 0)))
+    return vector.from_elements(self.vector_type(values[0].type), values)
+
+  def store(self, op: ir.OpView) -> None:
+    value, target, *indices = op.operands
+    if is_empty(target.type): return
+    lanes, buffer, positions = self.vector(self.emit(value)), self.emit(target), [self.emit(i) for i in indices]
+    stored = store(value.type, lanes)
+    if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
+      vector.store(stored, buffer, positions[:-1] + [positions[-1].base])
+      return
+    for lane in range(self.lanes): memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
+
+  def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
+    """Loop the reduce `ranges` around one combine per tile; the accumulators are loop-carried."""
+    loop = self.for_range(ranges[0], accs)
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({ranges[0]: loop.induction_variable})
+      carried = list(loop.inner_iter_args)
+      results = self.accumulate(reduction, ranges[1:], tiles, carried) if len(ranges) > 1 else [
+        self.combine_tile(reduction, tile, acc) for tile, acc in zip(tiles, carried)]
+      scf.YieldOp(results)
+      self.scopes.pop()
+    return list(loop.results)
+
+  def combine_tile(self, reduction: ir.Operation, tile: Tile, acc: ir.Value) -> ir.Value:
+    kind, element, body = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type, reduction.operands[0]
+    self.scopes.append(dict(tile.scope))
+    self.column = tile.column
+    if kind == 0 and is_float(element) and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
+      result = math.fma(self.vector(self.emit(body.owner.operands[0])), self.vector(self.emit(body.owner.operands[1])), acc)
+    else: result = combine(kind, element, acc, self.vector(self.emit(body)))
+    self.scopes.pop()
+    return result
+
+
+PACK_BYTES = 1 << 17
+
+
+def packable_reads(reduction: ir.Operation, j: ir.Value, u: ir.Value, width: int) -> list[ir.Value]:
+  """The float reads of a reduction that move along `j` and not with `u`: every block of the group reads the same
+  panel (reduce ranges x `width`), so it is copied once into a contiguous buffer, when that is small enough."""
+  panel = width * 4 * prod(ir.IntegerAttr(r.owner.attributes["size"]).value for r in reduction.operands[1:])
+  if panel > PACK_BYTES: return []
+  body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
+  return [op.results[0] for op in body if op.name == "uop.index" and is_float(op.results[0].type)
+          and uses_any(op.results[0], {j}) and not uses_any(op.results[0], {u})]
+
+
+def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
+
+
+def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
+  """The first index of block `block` of `length` along a range of `size`; a last, partial block is moved back to end
+  at `size`, overlapping its neighbour (the kernel's stores are pure, so writing those outputs twice is harmless)."""
+  start = arith.muli(block, index_constant(length))
+  return start if size % length == 0 else arith.minsi(start, index_constant(size - length))
+
+
+def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
+               ) -> tuple[dict[ir.Value, ir.Value], int, ir.InsertionPoint, ir.InsertionPoint]:
+  """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
+  `rows`), inside it the blocks of `j`, inside those the blocks of `u` in the group. With `j` the only range, the
+  parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
+  extent of the outermost range, the point before the loop over the group (where reads shared by the group are
+  packed) and the point inside."""
+  outer = [r for r in loops if r is not j] or [j]
+  sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
+  begin, end = entry.arguments[-2:]
+  zero, one, index = index_constant(0), index_constant(1), ir.IndexType.get()
+  parallel = scf.ParallelOp([], [begin] + [zero] * (len(outer) - 1), [end] + [index_constant(n) for n in sizes[1:]], [one] * len(outer), [])
+  body = parallel.region.blocks.append(*[index] * len(outer))
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  starts = dict(zip(outer, body.arguments))
+  point = before_group = ir.InsertionPoint.at_block_terminator(body)
+  with point:
+    if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
+  inner = ([(j, -(-range_size(j) // width))] if j not in starts else []) + ([(u, group)] if u is not None else [])
+  for r, count in inner:
+    with point:
+      loop = scf.ForOp(zero, index_constant(count), one)
+    if r is u: before_group = ir.InsertionPoint(loop.operation)
+    with ir.InsertionPoint(loop.body):
+      block = loop.induction_variable if r is j else arith.addi(arith.muli(starts[r], index_constant(group)), loop.induction_variable)
+      starts[r] = block_start(block, width if r is j else rows, range_size(r))
+      scf.YieldOp([])
+    point = ir.InsertionPoint.at_block_terminator(loop.body)
+  return starts, sizes[0], before_group, point
+
+
+def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir.OpView, loops: list[ir.Value],
+                      entry: ir.Block) -> int:
+  """Emit the blocked loops and their vector body into `entry`; the extent of the outermost parallel range."""
+  tile = ir.DictAttr(kernel.attributes["pytc.vector"])
+  lanes, vectors, rows, group, upcast = (ir.IntegerAttr(tile[k]).value for k in ("lanes", "vectors", "rows", "group", "upcast"))
+  j = loops[-1]
+  u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.attributes["id"]).value == upcast), None)
+  width = lanes * vectors
+  starts, extent, before_group, point = tile_loops(loops, entry, j, u, width, rows, group)
+  reductions = top_level_reductions(stored.operands[0])
+  lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
+  if u is not None:
+    with before_group:
+      for reduction in reductions:
+        for read in packable_reads(reduction, j, u, width): lowering.pack(read, reduction, j, starts[j], width, entry)
+  with point:
+    tiles = []
+    for row in range(rows):
+      for column in range(vectors):
+        scope = {j: Strided(arith.addi(starts[j], index_constant(column * lanes)), 1)}
+        if u is not None: scope[u] = arith.addi(starts[u], index_constant(row))
+        tiles.append(Tile(scope, column * lanes))
+    results: dict[ir.Operation, list[ir.Value]] = {}
+    for reduction in reductions:
+      kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
+      identity = vector.broadcast(lowering.vector_type(element), reduce_identity(kind, element))
+      results[reduction] = lowering.accumulate(reduction, list(reduction.operands[1:]), tiles, [identity] * len(tiles))
+    for position, tile in enumerate(tiles):
+      lowering.scopes.append({**tile.scope, **{r.results[0]: accs[position] for r, accs in results.items()}})
+      lowering.store(stored)
+      lowering.scopes.pop()
+  return extent

@@ -1,0 +1,83 @@
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=LOWER
+
+// A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (which b does not
+// depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
+// The b panel shared by the group of row blocks is packed once into a contiguous buffer.
+// CHECK-LABEL: func.func @r_8_16_4(
+// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, rows = 4 : i64, upcast = 0 : i64, vectors = 2 : i64}
+// LOWER-LABEL: func.func @r_8_16_4(
+// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32>, %[[A:[a-z0-9]+]]: memref<8x4xf32>, %[[B:[a-z0-9]+]]: memref<4x16xf32>
+// LOWER-SAME: pytc.extent = 1 : i64
+// LOWER: %[[PANEL:.*]] = memref.alloca() : memref<4x16xf32>
+// LOWER: scf.parallel
+// LOWER: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step
+// LOWER-NEXT: %[[V:.*]] = vector.load %[[B]][%[[KP]], %{{.*}}] : memref<4x16xf32>, vector<8xf32>
+// LOWER-NEXT: vector.store %[[V]], %[[PANEL]][%[[KP]], %{{.*}}]
+// LOWER: scf.for %[[BLOCK:.*]] = %{{.*}} to %{{.*}} step
+// LOWER: %[[ACCS:.*]]:8 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// LOWER: %[[AK:.*]] = memref.load %[[A]][%{{.*}}, %[[K]]]
+// LOWER-NEXT: %[[ABC:.*]] = vector.broadcast %[[AK]] : f32 to vector<8xf32>
+// LOWER-NEXT: %[[BK:.*]] = vector.load %[[PANEL]][%[[K]], %{{.*}}]
+// LOWER-NEXT: math.fma %[[ABC]], %[[BK]], %{{.*}} : vector<8xf32>
+// LOWER-COUNT-7: math.fma
+// LOWER: scf.yield
+// LOWER-COUNT-8: vector.store %[[ACCS]]#{{[0-7]}}, %[[OUT]]
+func.func @matmul(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) {
+  %x = uop.reshape %a : tensor<8x4xf32> -> tensor<8x1x4xf32>
+  %xe = uop.expand %x : tensor<8x1x4xf32> -> tensor<8x16x4xf32>
+  %bt = uop.permute %b [1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
+  %y = uop.reshape %bt : tensor<16x4xf32> -> tensor<1x16x4xf32>
+  %ye = uop.expand %y : tensor<1x16x4xf32> -> tensor<8x16x4xf32>
+  %m = uop.mul %xe, %ye : tensor<8x16x4xf32>
+  %s = uop.reduce add %m [2] : tensor<8x16x4xf32> -> tensor<8x16x1xf32>
+  %r = uop.reshape %s : tensor<8x16x1xf32> -> tensor<8x16xf32>
+  uop.sink %r : tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Shifted windows of a padded row, summed over rows: reads along j are gated by the padding, so they become
+// masked vector loads. 10 outputs are two blocks of 8, the second moved back to end at 10 (overlapping).
+// CHECK-LABEL: func.func @r_10_3(
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, rows = 1 : i64, upcast = -1 : i64, vectors = 1 : i64}
+// LOWER-LABEL: func.func @r_10_3(
+// LOWER-SAME: pytc.extent = 2 : i64
+// LOWER: scf.parallel (%[[J:.*]]) =
+// LOWER: %[[START:.*]] = arith.muli %[[J]], %{{.*}} : index
+// LOWER-NEXT: %[[CLAMPED:.*]] = arith.minsi %[[START]], %{{.*}} : index
+// LOWER: scf.for {{.*}} -> (vector<8xf32>)
+// LOWER-COUNT-2: vector.maskedload
+// LOWER: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %[[CLAMPED]]] : memref<1x10xf32>, vector<8xf32>
+func.func @shifted_sum(%a: tensor<3x10xf32>) {
+  %p = uop.pad %a low [0, 1] high [0, 1] : tensor<3x10xf32> -> tensor<3x12xf32>
+  %w0 = uop.shrink %p [0, 0] to [3, 10] : tensor<3x12xf32> -> tensor<3x10xf32>
+  %w1 = uop.shrink %p [0, 2] to [3, 12] : tensor<3x12xf32> -> tensor<3x10xf32>
+  %w = uop.add %w0, %w1 : tensor<3x10xf32>
+  %s = uop.reduce add %w [0] : tensor<3x10xf32> -> tensor<1x10xf32>
+  uop.sink %s : tensor<1x10xf32>
+  return
+}
+
+// -----
+
+// A row sum reads along its reduce range, not along an output range; an output range narrower than the
+// lanes is not vectorized either.
+// CHECK-LABEL: func.func @r_4_16(
+// CHECK-NOT: pytc.vector
+// CHECK-LABEL: func.func @r_6_5_3(
+// CHECK-NOT: pytc.vector
+// CHECK-LABEL: func.func @not_vectorized(
+func.func @not_vectorized(%a: tensor<4x16xf32>, %b: tensor<6x3xf32>, %c: tensor<3x5xf32>) {
+  %s = uop.reduce add %a [1] : tensor<4x16xf32> -> tensor<4x1xf32>
+  %x = uop.reshape %b : tensor<6x3xf32> -> tensor<6x1x3xf32>
+  %xe = uop.expand %x : tensor<6x1x3xf32> -> tensor<6x5x3xf32>
+  %ct = uop.permute %c [1, 0] : tensor<3x5xf32> -> tensor<5x3xf32>
+  %y = uop.reshape %ct : tensor<5x3xf32> -> tensor<1x5x3xf32>
+  %ye = uop.expand %y : tensor<1x5x3xf32> -> tensor<6x5x3xf32>
+  %m = uop.mul %xe, %ye : tensor<6x5x3xf32>
+  %r = uop.reduce add %m [2] : tensor<6x5x3xf32> -> tensor<6x5x1xf32>
+  uop.sink %s, %r : tensor<4x1xf32>, tensor<6x5x1xf32>
+  return
+}
