@@ -92,9 +92,9 @@ class KernelLowering:
     size = ir.IntegerAttr(innermost.owner.attributes["size"]).value
     return [(r, memref.alloca(ir.MemRefType.get([size], r.results[0].type), [], [])) for r in top_level_reductions(value)]
 
-  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None) -> scf.ForOp:
+  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1) -> scf.ForOp:
     size = ir.IntegerAttr(r.owner.attributes["size"]).value
-    return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, 1), iter_args or [])
+    return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, step), iter_args or [])
 
   def reduce_outer(self, stored: ir.OpView, innermost: ir.Value, accumulators: list[tuple[ir.Operation, ir.Value]]) -> None:
     """Each reduction over its ranges outside a loop over `innermost` that accumulates per element; then the store."""

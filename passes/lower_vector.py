@@ -11,16 +11,15 @@ by lane.
 """
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import prod
 
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.passes import PassError
-from pytc.passes.clone import dependencies
 from pytc.passes.kernel_lowering import KernelLowering, combine, is_empty, reduce_identity
-from pytc.passes.order_loops import top_level_reductions, uses_any
+from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
+from pytc.passes.vectorize import uniform_roots, varying_reads
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,9 @@ Lanes = ir.Value | Strided
 
 @dataclass(frozen=True)
 class Tile:
-  """One output vector of a block: the values of `j` (Strided) and `u` there, and its offset in the block along `j`."""
+  """One output vector of a block: the values of `j` (Strided) and `u` there, its row and its offset in the block along `j`."""
   scope: dict[ir.Value, Lanes]
+  row: int
   column: int
 
 
@@ -58,6 +58,7 @@ class VectorLowering(KernelLowering):
     self.lanes = lanes
     self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # read -> (panel buffer, its reduce ranges)
     self.column = 0  # the offset of the current tile's vector in the block along j
+    self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
 
   def pack(self, read: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Copy `read` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous panel
@@ -167,16 +168,39 @@ class VectorLowering(KernelLowering):
     for lane in range(self.lanes): memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
 
   def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
-    """Loop the reduce `ranges` around one combine per tile; the accumulators are loop-carried."""
-    loop = self.for_range(ranges[0], accs)
+    """Loop the reduce `ranges` around one combine per tile; the accumulators are loop-carried. With roots to
+    vectorize (see `unrolled`), the innermost range steps by the lanes."""
+    step = self.lanes if len(ranges) == 1 and self.roots.get(reduction) else 1
+    loop = self.for_range(ranges[0], accs, step)
     with ir.InsertionPoint(loop.body):
-      self.scopes.append({ranges[0]: loop.induction_variable})
-      carried = list(loop.inner_iter_args)
-      results = self.accumulate(reduction, ranges[1:], tiles, carried) if len(ranges) > 1 else [
-        self.combine_tile(reduction, tile, acc) for tile, acc in zip(tiles, carried)]
+      carried, k = list(loop.inner_iter_args), loop.induction_variable
+      if step > 1: results = self.unrolled(reduction, ranges[0], k, tiles, carried)
+      else:
+        self.scopes.append({ranges[0]: k})
+        results = self.accumulate(reduction, ranges[1:], tiles, carried) if len(ranges) > 1 else [
+          self.combine_tile(reduction, tile, acc) for tile, acc in zip(tiles, carried)]
+        self.scopes.pop()
       scf.YieldOp(results)
-      self.scopes.pop()
     return list(loop.results)
+
+  def unrolled(self, reduction: ir.Operation, k: ir.Value, start: ir.Value, tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
+    """`lanes` steps of the innermost reduce range `k` from `start`: the reduction's roots (work that does not
+    depend on `j`) are computed once per row as vectors along `k`, then each step combines every tile with
+    the roots' lane for that step."""
+    roots, lanes_of = self.roots[reduction], {}
+    for tile in tiles:
+      if tile.row in lanes_of: continue
+      self.scopes.append({**{r: v for r, v in tile.scope.items() if not isinstance(v, Strided)}, k: Strided(start, 1)})
+      lanes_of[tile.row] = [self.vector(self.emit(root)) for root in roots]
+      self.scopes.pop()
+    results = list(accs)
+    for step in range(self.lanes):
+      at = arith.addi(start, index_constant(step))
+      for position, tile in enumerate(tiles):
+        self.scopes.append({k: at, **{root: vector.extract(lanes, [], [step]) for root, lanes in zip(roots, lanes_of[tile.row])}})
+        results[position] = self.combine_tile(reduction, tile, results[position])
+        self.scopes.pop()
+    return results
 
   def combine_tile(self, reduction: ir.Operation, tile: Tile, acc: ir.Value) -> ir.Value:
     kind, element, body = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type, reduction.operands[0]
@@ -187,19 +211,6 @@ class VectorLowering(KernelLowering):
     else: result = combine(kind, element, acc, self.vector(self.emit(body)))
     self.scopes.pop()
     return result
-
-
-PACK_BYTES = 1 << 17
-
-
-def packable_reads(reduction: ir.Operation, j: ir.Value, u: ir.Value, width: int) -> list[ir.Value]:
-  """The float reads of a reduction that move along `j` and not with `u`: every block of the group reads the same
-  panel (reduce ranges x `width`), so it is copied once into a contiguous buffer, when that is small enough."""
-  panel = width * 4 * prod(ir.IntegerAttr(r.owner.attributes["size"]).value for r in reduction.operands[1:])
-  if panel > PACK_BYTES: return []
-  body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
-  return [op.results[0] for op in body if op.name == "uop.index" and is_float(op.results[0].type)
-          and uses_any(op.results[0], {j}) and not uses_any(op.results[0], {u})]
 
 
 def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
@@ -247,24 +258,26 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
                       entry: ir.Block) -> int:
   """Emit the blocked loops and their vector body into `entry`; the extent of the outermost parallel range."""
   tile = ir.DictAttr(kernel.attributes["pytc.vector"])
-  lanes, vectors, rows, group, upcast = (ir.IntegerAttr(tile[k]).value for k in ("lanes", "vectors", "rows", "group", "upcast"))
+  lanes, vectors, rows, group, upcast, pack, unroll = (ir.IntegerAttr(tile[k]).value
+                                                      for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   j = loops[-1]
   u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.attributes["id"]).value == upcast), None)
   width = lanes * vectors
   starts, extent, before_group, point = tile_loops(loops, entry, j, u, width, rows, group)
   reductions = top_level_reductions(stored.operands[0])
+  if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
-  if u is not None:
+  if pack:
     with before_group:
       for reduction in reductions:
-        for read in packable_reads(reduction, j, u, width): lowering.pack(read, reduction, j, starts[j], width, entry)
+        for read in varying_reads(reduction, j): lowering.pack(read.results[0], reduction, j, starts[j], width, entry)
   with point:
     tiles = []
     for row in range(rows):
       for column in range(vectors):
         scope = {j: Strided(arith.addi(starts[j], index_constant(column * lanes)), 1)}
         if u is not None: scope[u] = arith.addi(starts[u], index_constant(row))
-        tiles.append(Tile(scope, column * lanes))
+        tiles.append(Tile(scope, row, column * lanes))
     results: dict[ir.Operation, list[ir.Value]] = {}
     for reduction in reductions:
       kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type

@@ -1,33 +1,74 @@
 """pytc-vectorize: choose kernels whose innermost output range becomes vector lanes, register-blocked.
 
-A reduction that reads a buffer contiguously along the kernel's innermost output range `j` (the `b[k, j]`
-of a matmul, the `x[c, y + ky, x + kx]` of a convolution) is computed `lanes` outputs at a time along `j`,
-`vectors` such vectors side by side, and `rows` values of one more output range `u` at once (tinygrad's
-upcast): `rows * vectors` accumulator vectors stay in registers across the whole reduction, and each
-contiguous vector read is reused for all `rows`. `u` is the innermost output range that the contiguous read
-does not depend on, so its reuse is real. The kernel gets `pytc.vector = {lanes, vectors, rows, upcast}`
-(`upcast` is the id of `u`, -1 if none); pytc-lower-kernels emits vector code for it. Only kernels whose
-reductions do not nest and whose range sizes divide evenly are chosen; the rest keep scalar loops.
+A reduction that reads a buffer along the kernel's innermost output range `j` (the `b[k, j]` of a matmul, the
+`w[j, k]` of `x @ w.T`, the `x[c, y + ky, x + kx]` of a convolution) is computed `lanes` outputs at a time along
+`j`, `vectors` such vectors side by side, and `rows` values of one more output range `u` at once (tinygrad's
+upcast): `rows * vectors` accumulator vectors stay in registers across the whole reduction, and each vector
+read along `j` is reused for all `rows`. `u` is the innermost output range that no read along `j` depends on,
+so the reuse is real; blocks of `u` come in groups of `group` that share one pass over `j`. With `pack`, the
+float reads along `j` are copied once per group into a contiguous panel (reduce ranges x one block of `j`,
+at most PACK_BYTES), so the hot loop reads it in order whatever the source layout; without it every read
+along `j` must be contiguous in its last index. Work in the body that does not depend on `j` (the softmax
+fused into attention's second matmul) is done once per tile row and reduce step; when there is much of it
+(WIDE_WEIGHT), `unroll` has it computed as vectors along the innermost reduce range, `lanes` steps at once
+(that range's size must divide by `lanes`; otherwise the kernel gets one row of up to WIDE_VECTORS vectors).
+The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll}` (`upcast` is the id of
+`u`, -1 if none) and
+pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
+narrower than `lanes` keep scalar loops.
 """
+from math import prod
+
 from mlir import ir
 
 from pytc.passes import functions_with, register
 from pytc.passes.clone import dependencies
+from pytc.passes.fuse import weight
 from pytc.passes.order_loops import top_level_reductions, uses_any
+from pytc.passes.scalar import is_float
 
 
 def size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
 
 
-def contiguous_reads(reduction: ir.Operation, j: ir.Value) -> list[list[ir.Value]]:
-  """The indices of each read in the reduction's body whose last index moves with `j` and no other index does."""
+PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
+WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
+
+
+def varying_reads(reduction: ir.Operation, j: ir.Value) -> list[ir.OpView]:
+  """The reads in the reduction's body that move with `j`."""
   body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
-  reads = []
+  return [op for op in body if op.name == "uop.index" and uses_any(op.results[0], {j})]
+
+
+def is_contiguous(read: ir.OpView, j: ir.Value) -> bool:
+  """Whether the read's last index moves with `j` and no other index does (a gate may: it becomes a mask)."""
+  indices = list(read.operands[1:1 + ir.ShapedType(read.operands[0].type).rank])
+  return uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
+
+
+def panel_bytes(reduction: ir.Operation, width: int) -> int:
+  return width * 4 * prod(size(r) for r in reduction.operands[1:])
+
+
+def uniform_weight(reduction: ir.Operation, j: ir.Value) -> int:
+  """The arithmetic in the reduction's body that does not depend on `j`: each tile recomputes it."""
+  body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
+  return weight([op for op in body if op.name != "uop.index" and not uses_any(op.results[0], {j})])
+
+
+def uniform_roots(reduction: ir.Operation, j: ir.Value) -> list[ir.Value]:
+  """The largest values in the reduction's body that do not depend on `j` but do on its innermost reduce range:
+  operands of the work that depends on `j` (or the whole body, if none does)."""
+  body_value, k = reduction.operands[0], reduction.operands[-1]
+  if not uses_any(body_value, {j}): return [body_value]
+  body = dependencies(body_value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
+  roots = {}
   for op in body:
-    if op.name != "uop.index": continue
-    indices = list(op.operands[1:1 + ir.ShapedType(op.operands[0].type).rank])
-    if indices and uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1]): reads.append(indices)
-  return reads
+    if not uses_any(op.results[0], {j}): continue
+    for v in op.operands:
+      if not isinstance(v, ir.BlockArgument) and not isinstance(v.type, ir.IndexType) and uses_any(v, {k}) and not uses_any(v, {j}): roots[v] = None
+  return list(roots)
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
@@ -37,18 +78,26 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   stored_value = end.operands[0].owner.operands[0]
   if isinstance(stored_value, ir.BlockArgument) or not (reductions := top_level_reductions(stored_value)): return None
   if any(top_level_reductions(r.operands[0]) for r in reductions if not isinstance(r.operands[0], ir.BlockArgument)): return None
-  reads = [indices for r in reductions for indices in contiguous_reads(r, loops[-1])]
-  if not reads: return None
+  reads = {r: varying_reads(r, loops[-1]) for r in reductions}
+  if not any(reads.values()): return None
+  unroll = 0
+  if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
+    if all(size(r.operands[-1]) % lanes == 0 for r in reductions): unroll = 1
+    else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, size(loops[-1]) // lanes))
-  candidates = [r for r in loops[:-1] if size(r) > 1 and not any(uses_any(i, {r}) for i in reads[0])]
-  if not candidates: return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1}
+  candidates = [r for r in loops[:-1] if size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
+  pack = bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
+    panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
+  if not pack and not all(is_contiguous(read, loops[-1]) for rs in reads.values() for read in rs): return None
+  if not candidates: return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
   rows = min(rows, size(candidates[-1]))
   blocks = -(-size(candidates[-1]) // rows)
   group = max(g for g in range(1, group + 1) if blocks % g == 0)
-  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": ir.IntegerAttr(candidates[-1].owner.attributes["id"]).value}
+  upcast = ir.IntegerAttr(candidates[-1].owner.attributes["id"]).value
+  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
 
 
-@register("pytc-vectorize", "mark reductions that read contiguously along the innermost output range for register-blocked vector code")
+@register("pytc-vectorize", "mark reductions that read along the innermost output range for register-blocked vector code")
 def vectorize(module: ir.Operation, lanes: str = "8", rows: str = "4", vectors: str = "2", group: str = "16") -> None:
   i64 = ir.IntegerType.get_signless(64)
   for fn in functions_with(module, "uop.end"):

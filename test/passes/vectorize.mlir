@@ -5,7 +5,7 @@
 // depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
 // The b panel shared by the group of row blocks is packed once into a contiguous buffer.
 // CHECK-LABEL: func.func @r_8_16_4(
-// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, rows = 4 : i64, upcast = 0 : i64, vectors = 2 : i64}
+// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
 // LOWER-LABEL: func.func @r_8_16_4(
 // LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32>, %[[A:[a-z0-9]+]]: memref<8x4xf32>, %[[B:[a-z0-9]+]]: memref<4x16xf32>
 // LOWER-SAME: pytc.extent = 1 : i64
@@ -41,7 +41,7 @@ func.func @matmul(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) {
 // Shifted windows of a padded row, summed over rows: reads along j are gated by the padding, so they become
 // masked vector loads. 10 outputs are two blocks of 8, the second moved back to end at 10 (overlapping).
 // CHECK-LABEL: func.func @r_10_3(
-// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, rows = 1 : i64, upcast = -1 : i64, vectors = 1 : i64}
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 // LOWER-LABEL: func.func @r_10_3(
 // LOWER-SAME: pytc.extent = 2 : i64
 // LOWER: scf.parallel (%[[J:.*]]) =
@@ -79,5 +79,32 @@ func.func @not_vectorized(%a: tensor<4x16xf32>, %b: tensor<6x3xf32>, %c: tensor<
   %m = uop.mul %xe, %ye : tensor<6x5x3xf32>
   %r = uop.reduce add %m [2] : tensor<6x5x3xf32> -> tensor<6x5x1xf32>
   uop.sink %s, %r : tensor<4x1xf32>, tensor<6x5x1xf32>
+  return
+}
+
+// -----
+
+// Work in the body that does not depend on j (exp2(sin(a[i, k])), fused into the matmul) is computed once
+// per row as vectors along k, 8 steps of k at once; each step takes its lane.
+// CHECK-LABEL: func.func @r_4_16_8(
+// CHECK-SAME: unroll = 1 : i64
+// LOWER-LABEL: func.func @r_4_16_8(
+// LOWER-SAME: %{{[a-z0-9]+}}: memref<4x16x1xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>
+// LOWER: %[[AK:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<4x8xf32>, vector<8xf32>
+// LOWER: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// LOWER: %[[LANE:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
+// LOWER-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[LANE]] : f32 to vector<8xf32>
+// LOWER: math.fma %[[SPLAT]]
+func.func @prologue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  %s = uop.sin %a : tensor<4x8xf32>
+  %e = uop.exp2 %s : tensor<4x8xf32>
+  %x = uop.reshape %e : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %xe = uop.expand %x : tensor<4x1x8xf32> -> tensor<4x16x8xf32>
+  %bt = uop.permute %b [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = uop.reshape %bt : tensor<16x8xf32> -> tensor<1x16x8xf32>
+  %ye = uop.expand %y : tensor<1x16x8xf32> -> tensor<4x16x8xf32>
+  %m = uop.mul %xe, %ye : tensor<4x16x8xf32>
+  %r = uop.reduce add %m [2] : tensor<4x16x8xf32> -> tensor<4x16x1xf32>
+  uop.sink %r : tensor<4x16x1xf32>
   return
 }

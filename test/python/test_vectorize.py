@@ -67,3 +67,21 @@ def test_packed_panel_matches_unpacked() -> None:
   out = Tensor(a) @ Tensor(b)
   assert "memref.alloca() : memref<48x16xf32>" in kernel_ir(out)
   close(out.numpy(), a @ b)
+
+
+@pytest.mark.parametrize("m,k,n", [(32, 20, 24), (9, 64, 13)])
+def test_transposed_weight_is_packed(m: int, k: int, n: int) -> None:
+  x, w = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
+  out = Tensor(x) @ Tensor(w).T
+  assert f"memref.alloca() : memref<{k}x16xf32>" in kernel_ir(out) or f"memref.alloca() : memref<{k}x8xf32>" in kernel_ir(out)
+  close(out.numpy(), x @ w.T)
+
+
+@pytest.mark.parametrize("keys", [64, 20])
+def test_softmax_fused_into_matmul_is_vectorized_along_the_reduction(keys: int) -> None:
+  q, k, v = (rng.standard_normal((2, n, 16)).astype(np.float32) for n in (24, keys, keys))
+  out = Tensor(q).scaled_dot_product_attention(Tensor(k), Tensor(v))
+  if keys % 8 == 0: assert "vector.extract" in kernel_ir(out).split("func.func")[-1]
+  scores = q @ k.transpose(0, 2, 1) / 4.0
+  p = np.exp(scores - scores.max(-1, keepdims=True))
+  close(out.numpy(), (p / p.sum(-1, keepdims=True)) @ v)
