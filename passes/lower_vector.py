@@ -59,6 +59,7 @@ class VectorLowering(KernelLowering):
     self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # read -> (panel buffer, its reduce ranges)
     self.column = 0  # the offset of the current tile's vector in the block along j
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
+    self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
 
   def pack(self, read: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Copy `read` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous panel
@@ -140,10 +141,11 @@ class VectorLowering(KernelLowering):
     if all(is_uniform(v) for v in indices) and (valid is None or is_uniform(valid)): return super().emit_load(op)
     element, source = op.results[0].type, self.emit(op.operands[0])
     if is_empty(op.operands[0].type): return constant(element, 0)
+    source, indices = self.without_unit_tail(source, indices)
     if isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
       stored = self.vector_type(storage_type(element))
       if valid is None: return load(element, vector.load(stored, source, indices[:-1] + [indices[-1].base]))
-      shape = ir.MemRefType(op.operands[0].type).shape
+      shape = ir.MemRefType(source.type).shape
       clamped = [arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(n - 1)) for i, n in zip(indices[:-1], shape)]
       zeros = vector.broadcast(stored, arith.constant(stored.element_type, 0.0 if is_float(element) else 0))
       return load(element, vector.maskedload(stored, source, clamped + [indices[-1].base], self.vector(valid), zeros))
@@ -157,10 +159,24 @@ class VectorLowering(KernelLowering):
         values.append(arith.select(ok, read, constant(element, 0)))
     return vector.from_elements(self.vector_type(values[0].type), values)
 
+  def without_unit_tail(self, buffer: ir.Value, indices: list[Lanes]) -> tuple[ir.Value, list[Lanes]]:
+    """The buffer with its trailing dimensions of size 1 folded into the one before (a [.., n, 1] output is
+    contiguous along n), and the indices into that view; made once per buffer, at the kernel's entry."""
+    shape = ir.MemRefType(buffer.type).shape
+    rank = len(shape)
+    while rank > 1 and shape[rank - 1] == 1: rank -= 1
+    if rank == len(shape) or not isinstance(buffer, ir.BlockArgument): return buffer, indices
+    if buffer not in self.collapsed:
+      view = ir.MemRefType.get(shape[:rank], ir.MemRefType(buffer.type).element_type)
+      with ir.InsertionPoint.at_block_begin(buffer.owner), buffer.owner.owner.location:
+        self.collapsed[buffer] = memref.collapse_shape(view, buffer, [[d] for d in range(rank - 1)] + [list(range(rank - 1, len(shape)))])
+    return self.collapsed[buffer], indices[:rank]
+
   def store(self, op: ir.OpView) -> None:
     value, target, *indices = op.operands
     if is_empty(target.type): return
-    lanes, buffer, positions = self.vector(self.emit(value)), self.emit(target), [self.emit(i) for i in indices]
+    lanes = self.vector(self.emit(value))
+    buffer, positions = self.without_unit_tail(self.emit(target), [self.emit(i) for i in indices])
     stored = store(value.type, lanes)
     if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
       vector.store(stored, buffer, positions[:-1] + [positions[-1].base])

@@ -2,7 +2,6 @@
 thread executes HCQ command buffers, so the host keeps running while kernels execute."""
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import os
 import queue
@@ -13,6 +12,7 @@ import numpy as np
 
 from pytc.helpers import getenv
 from pytc.runtime.hcq import DeviceError, HWQueue, Op, Packet, Signal, SignalTimeout, decode
+from pytc.runtime.workers import Workers
 
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
 
@@ -96,12 +96,12 @@ class CPUQueue:
     elif packet.op is Op.WAIT: self._wait(*packet.fields)
 
   def _split(self, kernel: ctypes._CFuncPtr, kernargs: int, slices: int) -> None:
-    """Run the launch as `slices` launches over consecutive parts of its outermost range, on the device's threads."""
+    """Run the launch as `slices` launches over consecutive parts of its outermost range, on this thread and the device's workers."""
     values = Kernargs.values_at(kernargs)
     begin, end = values[-2:]
     bounds = [begin + (end - begin) * i // slices for i in range(slices + 1)]
     parts = [Kernargs(values[:-2] + [lo, hi]) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-    for future in [self.device.pool.submit(kernel, part.address + 8) for part in parts]: future.result()
+    self.device.workers.run([lambda part=part: kernel(part.address + 8) for part in parts])
 
   def _wait(self, address: int, value: int) -> None:
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
@@ -117,7 +117,7 @@ class CPUDevice:
     self.name, self.error = name, None
     self.changed = threading.Condition()  # notified whenever the queue writes a signal or stops
     self.cores = os.cpu_count() or 1
-    self.pool = concurrent.futures.ThreadPoolExecutor(self.cores, thread_name_prefix=f"{name}:core")
+    self.workers = Workers(self.cores - 1, f"{name}:core")
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
