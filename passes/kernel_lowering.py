@@ -5,6 +5,8 @@ scalar.py). A kernel marked reduce-outer (see order_loops.py) keeps one accumula
 innermost output range instead. Buffers of booleans are bytes and unsigned integers are signless, as the
 LLVM lowering needs; an empty buffer is neither read nor written.
 """
+from collections.abc import Callable
+
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
@@ -74,18 +76,30 @@ class KernelLowering:
     return arith.select(valid, value, constant(element, 0))
 
   def emit_reduce(self, op: ir.OpView) -> ir.Value:
+    """Loops over the reduce ranges carrying the accumulator. A float max carries a second one, whether a NaN
+    was seen, so the max itself may ignore NaNs (a plain vector max instruction, no NaN blend in the hot loop);
+    a seen NaN is the result."""
     kind, element = ir.IntegerAttr(op.attributes["kind"]).value, op.results[0].type
-    return self.reduce_loops(kind, element, op.operands[0], list(op.operands[1:]), reduce_identity(kind, element))
+    identity = reduce_identity(kind, element)
+    if kind != 1 or not is_float(element): return self.reduce_loops(op.operands[0], list(op.operands[1:]), [identity],
+                                                                   lambda accs, v: [combine(kind, element, accs[0], v)])[0]
+    ignoring_nan = ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
 
-  def reduce_loops(self, kind: int, element: ir.Type, body: ir.Value, ranges: list[ir.Value], acc: ir.Value) -> ir.Value:
-    loop = self.for_range(ranges[0], [acc])
+    def step(accs: list[ir.Value], v: ir.Value) -> list[ir.Value]:
+      return [arith.maximumf(accs[0], v, fastmath=ignoring_nan), arith.ori(accs[1], arith.cmpf(arith.CmpFPredicate.UNO, v, v))]
+    largest, nan_seen = self.reduce_loops(op.operands[0], list(op.operands[1:]), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
+    return arith.select(nan_seen, constant(element, float("nan")), largest)
+
+  def reduce_loops(self, body: ir.Value, ranges: list[ir.Value], accs: list[ir.Value],
+                   step: Callable[[list[ir.Value], ir.Value], list[ir.Value]]) -> list[ir.Value]:
+    loop = self.for_range(ranges[0], accs)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({ranges[0]: loop.induction_variable})
-      inner = loop.inner_iter_args[0]
-      result = self.reduce_loops(kind, element, body, ranges[1:], inner) if len(ranges) > 1 else combine(kind, element, inner, self.emit(body))
-      scf.YieldOp([result])
+      inner = list(loop.inner_iter_args)
+      results = self.reduce_loops(body, ranges[1:], inner, step) if len(ranges) > 1 else step(inner, self.emit(body))
+      scf.YieldOp(results)
       self.scopes.pop()
-    return loop.results[0]
+    return list(loop.results)
 
   def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
     """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""

@@ -302,3 +302,11 @@ def test_integer_division_never_traps():
   a = Tensor(np.array([7, -2147483648, 5], np.int32))
   b = Tensor(np.array([0, -1, 0], np.int32))
   assert a.idiv(b).tolist() == [0, -2147483648, 0] and a._binary("mod", b).tolist() == [0, 0, 0]
+
+
+def test_max_reduction_propagates_nan_and_infinities() -> None:
+  a = np.random.default_rng(3).random((5, 100)).astype(np.float32)
+  a[2, 37], a[4, :], a[0, 99] = np.nan, -np.inf, np.inf
+  np.testing.assert_array_equal(Tensor(a).max(-1).numpy(), a.max(-1))
+  np.testing.assert_array_equal(Tensor(a).max(0).numpy(), a.max(0))
+  assert np.isnan(Tensor(a).max().numpy())
