@@ -1,7 +1,8 @@
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
 
 // A max reduction: scf.parallel over the store's loop range, an scf.for over the reduce
-// range carrying the accumulator from -inf, maximumf to combine; the kernel body is exactly
+// range carrying the accumulator from -inf, a NaN-ignoring maximumf to combine beside a NaN-seen flag
+// (a seen NaN is the result); the kernel body is exactly
 // that loop nest. The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph
 // keeps its launches.
 // CHECK-LABEL: func.func @r_4_8
@@ -9,15 +10,20 @@
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK: scf.parallel (%[[I:.*]]) = (%[[BEGIN]]) to (%[[END]]) step (%[[C1]]) {
-// CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %[[C0]] to %[[C8]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
+// CHECK-NEXT: %[[R:.*]]:2 = scf.for %[[K:.*]] = %[[C0]] to %[[C8]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[NINF]], %[[SEEN:.*]] = %[[FALSE]]) -> (f32, i1) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[RA]][%[[I]], %[[K]]] : memref<4x8xf32>
-// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
-// CHECK-NEXT: scf.yield %[[M]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] fastmath<reassoc,nnan> : f32
+// CHECK-NEXT: %[[ISNAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK-NEXT: %[[SEEN2:.*]] = arith.ori %[[SEEN]], %[[ISNAN]] : i1
+// CHECK-NEXT: scf.yield %[[M]], %[[SEEN2]] : f32, i1
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[R]], %[[RO]][%[[I]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT: %[[RESULT:.*]] = arith.select %[[R]]#1, %[[NAN]], %[[R]]#0 : f32
+// CHECK-NEXT: memref.store %[[RESULT]], %[[RO]][%[[I]], %[[C0]]] : memref<4x1xf32>
 // CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return

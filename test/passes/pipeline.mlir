@@ -6,14 +6,19 @@
 // CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
+// CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: scf.parallel (%[[I:.*]]) = (%{{[a-z0-9]+}}) to (%{{.*}}) step (%{{.*}}) {
-// CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %[[C0]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[NINF]]) -> (f32) {
+// CHECK-NEXT: %[[R:.*]]:2 = scf.for %[[K:.*]] = %[[C0]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[NINF]], %[[SEEN:.*]] = %[[FALSE]]) -> (f32, i1) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[RA]][%[[I]], %[[K]]] : memref<4x8xf32>
-// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
-// CHECK-NEXT: scf.yield %[[M]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[X]] fastmath<reassoc,nnan> : f32
+// CHECK-NEXT: %[[ISNAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK-NEXT: %[[SEEN2:.*]] = arith.ori %[[SEEN]], %[[ISNAN]] : i1
+// CHECK-NEXT: scf.yield %[[M]], %[[SEEN2]] : f32, i1
 // CHECK-NEXT: }
-// CHECK-NEXT: memref.store %[[R]], %[[RO]][%[[I]], %[[C0]]] : memref<4x1xf32>
+// CHECK-NEXT: %[[RESULT:.*]] = arith.select %[[R]]#1, %[[NAN]], %[[R]]#0 : f32
+// CHECK-NEXT: memref.store %[[RESULT]], %[[RO]][%[[I]], %[[C0]]] : memref<4x1xf32>
 // CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
