@@ -1,7 +1,8 @@
 """pytc against NumPy (and, when installed, tinygrad on the CPU and torch eager / torch.compile) on the CPU.
 
-Every workload runs in one process, the implementations interleaved round by round; the table gives medians
-(ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
+Every workload runs in one process, the implementations interleaved round by round (each timed call follows an
+untimed call of the same implementation, so no one pays for the thread pools another left spinning); the table
+gives medians (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
 OpenBLAS's idle threads spin for ~0.1 s after each call by default, stealing the cores from whatever runs next in
@@ -142,7 +143,9 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   kernels = GlobalCounters.kernel_count
   times: dict[str, list[float]] = {name: [] for name in impls}
   for _ in range(rounds):
-    for name, fn in impls.items(): times[name].append(timed(fn))
+    for name, fn in impls.items():
+      fn()  # untimed: the threads the previous implementation left spinning, and idle cores, settle on this call
+      times[name].append(timed(fn))
   medians = {name: statistics.median(t) * 1e3 for name, t in times.items()}
   floor_ms = max(w.bytes / bandwidth, w.flops / sgemm) * 1e3
   return {"medians_ms": medians, "pytc_kernels": kernels, "floor_ms": floor_ms, "pytc_compile_ms": compile_ms}
