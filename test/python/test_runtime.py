@@ -90,6 +90,22 @@ def test_host_keeps_running_while_the_queue_executes():
   assert done.value == 1
 
 
+def test_idle_queue_runs_a_buffer_at_once_and_a_busy_one_keeps_order():
+  device, entry = CPUDevice(), add_one_kernel(4)
+  x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
+  first, second, gate = device.new_signal(), device.new_signal(), device.new_signal()
+  produce, consume = Kernargs([y.address, x.address, 0, 4]), Kernargs([z.address, y.address, 0, 4])
+  device.queue().exec(entry, produce.address).signal(first, 1).submit(device.compute)
+  assert first.value == 1 and read(y).tolist() == [1, 1, 1, 1]  # idle queue, no WAIT: done on return
+  device.queue().wait(gate, 1).signal(first, 2).submit(device.compute)
+  device.queue().exec(entry, consume.address).signal(second, 1).submit(device.compute)
+  time.sleep(0.05)
+  assert first.value == 1 and second.value == 0  # queued behind the WAIT, not run on the host
+  gate.value = 1
+  second.wait(1, timeout=10)
+  assert first.value == 2 and read(z).tolist() == [2, 2, 2, 2]
+
+
 def test_host_wait_times_out_with_a_clear_error():
   signal = Signal()
   with pytest.raises(SignalTimeout, match="still 0 after 0.05 s waiting for 1"): signal.wait(1, timeout=0.05)
