@@ -74,6 +74,7 @@ def uniform_roots(reduction: ir.Operation, j: ir.Value) -> list[ir.Value]:
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
   end = next(op.operation for op in kernel.regions[0].blocks[0].operations if op.operation.name == "uop.end")
   loops = list(end.operands[1:])
+  if loops and 8 <= size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
   if not loops or size(loops[-1]) < lanes: return None
   stored_value = end.operands[0].owner.operands[0]
   if isinstance(stored_value, ir.BlockArgument) or not (reductions := top_level_reductions(stored_value)): return None

@@ -16,7 +16,18 @@ from pytc.passes import pass_manager
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, pytc-bufferize, "
                      "pytc-split-kernels, pytc-schedule, canonicalize, cse)")
-KERNEL_PIPELINE = "builtin.module(pytc-order-loops, pytc-vectorize, pytc-lower-kernels, canonicalize, cse)"
+
+
+def vector_lanes() -> int:
+  """32-bit lanes of the vectors pytc-vectorize builds: 16 where the host has AVX-512, else 8 (two registers where
+  they are narrower)."""
+  try:
+    with open("/proc/cpuinfo") as f: flags = next((line.split() for line in f if line.startswith("flags")), [])
+  except OSError: flags = []
+  return 16 if "avx512f" in flags else 8
+
+
+KERNEL_PIPELINE = f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={vector_lanes()}}}, pytc-lower-kernels, canonicalize, cse)"
 CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
