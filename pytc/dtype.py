@@ -1,6 +1,7 @@
 """Element types: tinygrad's names, with their MLIR and NumPy spellings."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +75,7 @@ def _reachable(dtype: DType) -> set[DType]:
   return found
 
 
+@functools.cache
 def least_upper_dtype(*types: DType) -> DType:
   common = set.intersection(*(_reachable(t) for t in types))
   return min(common, key=lambda t: t.priority)

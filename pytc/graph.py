@@ -1,29 +1,24 @@
 """The lazy graph behind a Tensor, and its translation to a `uop` graph function in MLIR."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from mlir import ir
 
 from pytc.dtype import DType, dtypes
 
 
-@dataclass(frozen=True, eq=False)
 class LazyOp:
-  """One node of the lazy graph: a uop op name (`add`, `const`, ...) or `buffer` for realized data."""
-  op: str
-  dtype: DType
-  shape: tuple[int, ...]
-  device: str
-  srcs: tuple[LazyOp, ...] = ()
-  arg: object = None  # const: the scalar; buffer: the device buffer; movement/reduce: their parameters (see _attributes)
+  """One node of the lazy graph: a uop op name (`add`, `const`, ...) or `buffer` for realized data. `arg` holds a
+  const's scalar, a buffer's device buffer, or a movement/reduce op's parameters (see _attributes). Nodes are never
+  changed once made; each carries its leaves and structure number (below), computed here."""
+  __slots__ = ("op", "dtype", "shape", "device", "srcs", "arg", "leaves", "structure")
 
-  def __post_init__(self) -> None:
-    leaves, wiring = merge_leaves(self)
-    key = (self.op, self.dtype.name, self.shape, self.device, None if self.op == "buffer" else self.arg,
-           tuple((src.structure, w) for src, w in zip(self.srcs, wiring)))
-    object.__setattr__(self, "leaves", leaves)
-    object.__setattr__(self, "structure", _structures.setdefault(key, len(_structures)))
+  def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
+    self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
+    self.leaves, wiring = merge_leaves(self)
+    key = (op, dtype.name, shape, device, None if op == "buffer" else arg, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
+    self.structure = _structures.setdefault(key, len(_structures))
+
+  def __repr__(self) -> str: return f"LazyOp({self.op}, {self.dtype.name}, {self.shape}, {self.device})"
 
   @property
   def is_realized(self) -> bool: return self.op == "buffer"
@@ -38,6 +33,7 @@ _structures: dict[tuple, int] = {}
 
 def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
   if node.op == "buffer": return (node,), ()
+  if len(node.srcs) == 1: return node.srcs[0].leaves, (None,)
   with_leaves = [src for src in node.srcs if src.leaves]
   if len(with_leaves) <= 1 or all(src.leaves is with_leaves[0].leaves for src in with_leaves):
     leaves = with_leaves[0].leaves if with_leaves else ()

@@ -47,11 +47,10 @@ class Tensor(Indexing, Functional):
                dtype: DType | None = None, requires_grad: bool | None = None):
     self.grad: Tensor | None = None
     self.requires_grad = requires_grad
-    self.lazydata = self._lazydata(data, Device.canonicalize(device), dtype)
+    self.lazydata = data if isinstance(data, LazyOp) else self._lazydata(data, Device.canonicalize(device), dtype)
 
   @staticmethod
   def _lazydata(data, device: str, dtype: DType | None) -> LazyOp:
-    if isinstance(data, LazyOp): return data
     if isinstance(data, Scalar): return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
@@ -78,7 +77,7 @@ class Tensor(Indexing, Functional):
   @property
   def device(self) -> str: return self.lazydata.device
   @property
-  def ndim(self) -> int: return len(self.shape)
+  def ndim(self) -> int: return len(self.lazydata.shape)
   def numel(self) -> int: return math.prod(self.shape)
   def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}>"
 
