@@ -10,15 +10,20 @@ class LazyOp:
   """One node of the lazy graph: a uop op name (`add`, `const`, ...) or `buffer` for realized data. `arg` holds a
   const's scalar, a buffer's device buffer, or a movement/reduce op's parameters (see _attributes). Nodes are never
   changed once made; each carries its leaves and structure number (below), computed here."""
-  __slots__ = ("op", "dtype", "shape", "device", "srcs", "arg", "leaves", "structure")
+  __slots__ = ("op", "dtype", "shape", "device", "srcs", "arg", "_leaves", "structure")
 
   def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
-    self.leaves, wiring = merge_leaves(self)
+    self._leaves, wiring = merge_leaves(self)
     key = (op, dtype.name, shape, device, None if op == "buffer" else arg, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
     self.structure = _structures.setdefault(key, len(_structures))
 
   def __repr__(self) -> str: return f"LazyOp({self.op}, {self.dtype.name}, {self.shape}, {self.device})"
+
+  @property
+  def leaves(self) -> tuple[LazyOp, ...]:
+    """The buffers this node reads, in first-use order (a buffer is its own leaf; not stored, so it makes no cycle)."""
+    return (self,) if self._leaves is None else self._leaves
 
   @property
   def is_realized(self) -> bool: return self.op == "buffer"
@@ -32,10 +37,10 @@ _structures: dict[tuple, int] = {}
 
 
 def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
-  if node.op == "buffer": return (node,), ()
+  if node.op == "buffer": return None, ()
   if len(node.srcs) == 1: return node.srcs[0].leaves, (None,)
   with_leaves = [src for src in node.srcs if src.leaves]
-  if len(with_leaves) <= 1 or all(src.leaves is with_leaves[0].leaves for src in with_leaves):
+  if len(with_leaves) <= 1 or all(src.leaves == with_leaves[0].leaves for src in with_leaves):
     leaves = with_leaves[0].leaves if with_leaves else ()
     return leaves, tuple(None for _ in node.srcs)
   position: dict[int, int] = {}

@@ -1,4 +1,5 @@
 """The Tensor frontend: creation, same-shape elementwise math against NumPy, realize and errors."""
+import gc
 import os
 import subprocess
 import sys
@@ -310,3 +311,16 @@ def test_max_reduction_propagates_nan_and_infinities() -> None:
   np.testing.assert_array_equal(Tensor(a).max(-1).numpy(), a.max(-1))
   np.testing.assert_array_equal(Tensor(a).max(0).numpy(), a.max(0))
   assert np.isnan(Tensor(a).max().numpy())
+
+
+def test_a_dropped_result_returns_its_buffer_at_once() -> None:
+  """Realized nodes hold no reference cycle: the next realize of the same size reuses the memory without a GC pass."""
+  x = Tensor(np.arange(1000, dtype=np.float32))
+  gc.disable()
+  try:
+    first = (x + 1).realize()
+    address = first.lazydata.arg.address
+    del first
+    assert (x + 2).realize().lazydata.arg.address == address
+  finally:
+    gc.enable()
