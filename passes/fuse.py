@@ -1,7 +1,7 @@
 """pytc-fuse: decide which materializations stay (kernel boundaries) and inline the rest.
 
-Only `uop.bufferize` ops with `reason = "multi-use"` are candidates; outputs, `contiguous`,
-`copy` and reduce-through-expand materializations always stay. Candidates are visited by the bytes
+`uop.bufferize` ops with `reason = "multi-use"` are candidates; outputs, `contiguous` and `copy`
+materializations always stay. Candidates are visited by the bytes
 their removal saves (Inductor's score: the buffer's size times one write plus a read per reader),
 largest first. A candidate stays when
   - its value contains a `uop.range_reduce` (a reduction is never recomputed),
@@ -11,18 +11,24 @@ largest first. A candidate stays when
   - inlining would grow a reading kernel past `max_ops` ops.
 Otherwise every reader recomputes it: its value is cloned at the reader with the reader's indices
 in place of its ranges (reads inside it inherit the reader's validity), and the buffer goes away.
-Removing a materialization can neither create a cycle nor raise peak memory: it only merges a
+Then each reduction broadcast back along its rows (`reason = "reduce-expand"`: a softmax's max and
+sum, a layernorm's mean and variance), consumers first, moves into the one kernel that reads it, when
+that kernel reads it at its own outer ranges (a prefix of its loops) and every reduction in that kernel
+varies only with those: pytc-lower-kernels then computes it once per row, before the loop along the row,
+and the row (at most `max_row` elements) is read again from cache instead of memory. A softmax becomes
+one kernel. Removing a materialization can neither create a cycle nor raise peak memory: it only merges a
 producer into its consumers. Each kept candidate records why in a `fuse` attribute; `explain=1`
 (or DEBUG>=3) also prints every decision.
 """
 import sys
+from math import prod
 
 from mlir import ir
 from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
 from pytc.passes import functions_with, register
-from pytc.passes.clone import clone, dependencies
+from pytc.passes.clone import clone, dependencies, erase_dead
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
 TRANSCENDENTAL = {"uop.exp2", "uop.log2", "uop.sin", "uop.sqrt", "uop.pow", "uop.recip"}
@@ -61,8 +67,8 @@ def consuming_kernels(reader: ir.Operation) -> list[ir.Operation]:
 
 
 class Fuser:
-  def __init__(self, graph: ir.Operation, max_buffers: int, max_ops: int, explain: bool):
-    self.graph, self.max_buffers, self.max_ops, self.explain = graph, max_buffers, max_ops, explain
+  def __init__(self, graph: ir.Operation, max_buffers: int, max_ops: int, max_row: int, explain: bool):
+    self.graph, self.max_buffers, self.max_ops, self.max_row, self.explain = graph, max_buffers, max_ops, max_row, explain
     self.materialized = {op.results[0] for op in self.block_ops() if op.name == "uop.bufferize"}
 
   def block_ops(self) -> list[ir.Operation]: return [op.operation for op in self.graph.regions[0].blocks[0].operations]
@@ -87,14 +93,42 @@ class Fuser:
         if len(consumer) + len(producer) > self.max_ops: return f"a reading kernel would exceed {self.max_ops} ops"
     return None
 
+  def why_keep_row(self, bufferize: ir.Operation) -> str | None:
+    """Why a reduction broadcast back over its rows (reduce-expand) cannot be computed inside its one consuming
+    kernel, once per row: the consumer must read it at a prefix of its own loop ranges, and every reduction in
+    the consumer must vary only with that prefix, so the lowering computes them all before the inner loops."""
+    source, *ranges = bufferize.operands
+    reduction = source.owner.operation if not isinstance(source, ir.BlockArgument) else None
+    if reduction is None or reduction.name != "uop.range_reduce": return "not a single reduction"
+    if prod(range_size(r) for r in reduction.operands[1:]) > self.max_row: return f"rows longer than {self.max_row} elements"
+    kernels = {kernel for reader in readers(bufferize) for kernel in consuming_kernels(reader)}
+    if len(kernels) != 1: return f"read by {len(kernels)} kernels"
+    kernel = next(iter(kernels))
+    loops = [r for r in kernel.operands[1:] if r.owner.name == "uop.range"]
+    if any(len(reader.operands) > 1 + len(ranges) for reader in readers(bufferize)): return "read through padding"
+    indices = [i for reader in readers(bufferize) for i in reader.operands[1:1 + len(ranges)]]
+    if any(isinstance(i, ir.BlockArgument) or i.owner.name not in ("uop.range", "arith.constant") for i in indices):
+      return "read at computed indices"
+    read_at = {i for i in indices if i.owner.name == "uop.range"}
+    prefix = set(loops[:len(read_at)])
+    if read_at != prefix: return "read at ranges that are not the consumer's outer ones"
+    consumer = cone(kernel.operands[0], self.materialized - {bufferize.results[0]})
+    for op in consumer:
+      if op.name == "uop.range_reduce" and depends_on(op, set(loops) - prefix): return "the consumer reduces along its inner ranges"
+    return None
+
   def run(self) -> None:
-    candidates = [op for op in self.block_ops() if op.name == "uop.bufferize" and ir.StringAttr(op.attributes["reason"]).value == "multi-use"]
-    for bufferize in sorted(candidates, key=self.score, reverse=True):
-      reason = self.why_keep(bufferize)
-      if self.explain: print(f"pytc-fuse: {'keep' if reason else 'inline'} {bufferize.results[0].type} "
-                             f"({len(readers(bufferize))} readers){': ' + reason if reason else ''}", file=sys.stderr)
-      if reason: bufferize.attributes["fuse"] = ir.StringAttr.get(f"kept: {reason}")
-      else: self.inline(bufferize)
+    def reason_of(op: ir.Operation) -> str: return ir.StringAttr(op.attributes["reason"]).value
+    candidates = [op for op in self.block_ops() if op.name == "uop.bufferize" and reason_of(op) == "multi-use"]
+    for bufferize in sorted(candidates, key=self.score, reverse=True): self.decide(bufferize, self.why_keep(bufferize))
+    rows = [op for op in self.block_ops() if op.name == "uop.bufferize" and reason_of(op) == "reduce-expand"]
+    for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
+
+  def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
+    if self.explain: print(f"pytc-fuse: {'keep' if reason else 'inline'} {bufferize.results[0].type} "
+                           f"({len(readers(bufferize))} readers){': ' + reason if reason else ''}", file=sys.stderr)
+    if reason: bufferize.attributes["fuse"] = ir.StringAttr.get(f"kept: {reason}")
+    else: self.inline(bufferize)
 
   def inline(self, bufferize: ir.Operation) -> None:
     source, *ranges = bufferize.operands
@@ -114,6 +148,7 @@ class Fuser:
       reader.erase()
     self.materialized.discard(bufferize.results[0])
     bufferize.erase()
+    erase_dead(producer)  # so later decisions see only live readers
 
   @staticmethod
   def clone_guarded(op: ir.Operation, mapping: dict[ir.Value, ir.Value], valid: ir.Value | None) -> None:
@@ -140,11 +175,14 @@ def depends_on(op: ir.Operation, ranges: set[ir.Value]) -> bool:
   return False
 
 
+def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
+
+
 def zero_attr(t: ir.Type) -> ir.Attribute:
   return ir.FloatAttr.get(t, 0.0) if isinstance(t, ir.FloatType) else ir.IntegerAttr.get(t, 0)
 
 
 @register("pytc-fuse", "keep or inline each multi-use materialization by a cost model (explain=1 prints why)")
-def fuse(module: ir.Operation, max_buffers: str = "16", max_ops: str = "2000", explain: str = "0") -> None:
+def fuse(module: ir.Operation, max_buffers: str = "16", max_ops: str = "2000", max_row: str = "16384", explain: str = "0") -> None:
   for fn in functions_with(module, "uop.bufferize"):
-    with fn.location: Fuser(fn.operation, int(max_buffers), int(max_ops), explain not in ("0", "false") or DEBUG >= 3).run()
+    with fn.location: Fuser(fn.operation, int(max_buffers), int(max_ops), int(max_row), explain not in ("0", "false") or DEBUG >= 3).run()

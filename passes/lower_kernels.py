@@ -9,26 +9,62 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from pytc.passes import PassError, functions_with, register
+from pytc.passes.clone import dependencies
 from pytc.passes.kernel_lowering import KernelLowering, storage_memref
 from pytc.passes.lower_vector import VectorLowering, lower_vector_body
 
 
+def free_ranges(reduction: ir.Operation) -> set[ir.Value]:
+  """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
+  ops = dependencies(reduction, lambda op, v: not isinstance(v, ir.BlockArgument))
+  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.range"}
+  return used - {v for op in ops if op.name == "uop.range_reduce" for v in op.operands[1:]}
+
+
+def hoisting_depth(stored: ir.OpView, loops: list[ir.Value]) -> tuple[int, list[ir.Operation]]:
+  """How many outer loops to run before the reductions that vary only with them (a row's max and sum computed once
+  per row, not per element), and those reductions in dependency order; (0, []) when there are none."""
+  position = {r: i for i, r in enumerate(loops)}
+  ops = dependencies(stored.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)) \
+    if not isinstance(stored.operands[0], ir.BlockArgument) else []
+  depths = {}
+  for op in ops:
+    if op.name == "uop.range_reduce" and (free := free_ranges(op)) <= set(loops):
+      depths[op] = max((position[r] + 1 for r in free), default=1)
+  depth = max((d for d in depths.values() if d < len(loops)), default=0)
+  return depth, [op for op in ops if op in depths and depths[op] <= depth]
+
+
+def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:
+  """An scf.parallel over `ranges` (the first over [begin, end) when `bounds` are given), each range mapped to its
+  induction variable; returns the body."""
+  index = lowering.index
+  zero, one = arith.constant(index, 0), arith.constant(index, 1)
+  sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in ranges]
+  lower = [zero] * len(ranges)
+  if bounds: lower[0], sizes[0] = bounds
+  parallel = scf.ParallelOp([], lower, sizes, [one] * len(ranges), [])
+  body = parallel.region.blocks.append(*[index] * len(ranges))
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  lowering.scopes.append(dict(zip(ranges, body.arguments)))
+  return body
+
+
 def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: ir.OpView, loops: list[ir.Value], entry: ir.Block) -> int:
-  """Emit the parallel loop over the kernel's output ranges and its scalar body; the extent of its outermost range."""
+  """Emit the parallel loop over the kernel's output ranges and its scalar body; the extent of its outermost range.
+  Reductions that vary only with the outer ranges are computed between the outer and the inner loops."""
   reorder = "pytc.loop_order" in kernel.attributes
   accumulators = lowering.accumulators(stored.operands[0], loops[-1]) if reorder else []
   parallel_loops = loops[:-1] if reorder else loops
+  depth, hoisted = (0, []) if reorder else hoisting_depth(stored, loops)
   point = ir.InsertionPoint(entry)
   extent = ir.IntegerAttr(parallel_loops[0].owner.attributes["size"]).value if parallel_loops else 1
   if parallel_loops:
-    index = lowering.index
-    begin, end = entry.arguments[-2:]
-    sizes = [end] + [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in parallel_loops[1:]]
-    zero, one = arith.constant(index, 0), arith.constant(index, 1)
-    parallel = scf.ParallelOp([], [begin] + [zero] * (len(sizes) - 1), sizes, [one] * len(sizes), [])
-    body = parallel.region.blocks.append(*[index] * len(sizes))
-    with ir.InsertionPoint(body): scf.ReduceOp([], 0)
-    lowering.scopes.append(dict(zip(parallel_loops, body.arguments)))
+    body = parallel_loop(parallel_loops[:depth or None], lowering, tuple(entry.arguments[-2:]))
+    if hoisted:
+      with ir.InsertionPoint.at_block_terminator(body):
+        for reduction in hoisted: lowering.emit(reduction.results[0])
+        body = parallel_loop(parallel_loops[depth:], lowering, None)
     point = ir.InsertionPoint.at_block_terminator(body)
   with point:
     if reorder: lowering.reduce_outer(stored, loops[-1], accumulators)

@@ -1,4 +1,4 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize)' | FileCheck %s
 
 // The output is stored into a new function argument; the reduce-expand temporary into a
 // uop.buffer. Its size-1 dim is stored at the constant 0 and its end closes only the loop

@@ -12,6 +12,11 @@
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<8xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<6xf32> (2 readers)
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (1 readers)
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4x8xf32> (2 readers)
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (1 readers)
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (2 readers)
+// EXPLAIN-NEXT: pytc-fuse: keep tensor<1x8xf32> (1 readers): read at ranges that are not the consumer's outer ones
 // EXPLAIN-NOT: pytc-fuse
 
 // A cheap multi-use value is inlined: its buffer disappears and both readers recompute it,
@@ -166,13 +171,16 @@ func.func @gated(%a: tensor<4xf32>) {
 
 // -----
 
-// Outputs, contiguous and reduce-expand materializations are not candidates: they stay,
-// without a fuse attribute.
+// Outputs and contiguous materializations are not candidates: they stay, without a fuse attribute.
+// A row's max read back along its row (reduce-expand) is computed inside the one kernel that reads
+// it, at the row's range: the lowering runs it once per row, before the loop along the row.
 // CHECK-LABEL: func.func @not_candidates
 // CHECK-NOT: fuse =
-// CHECK: uop.bufferize %{{.*}} {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
-// CHECK-NOT: fuse =
 // CHECK: uop.bufferize %{{.*}} {reason = "contiguous"} : f32 -> tensor<4x8xf32>
+// CHECK: %[[I:.*]] = uop.range loop 4
+// CHECK: %[[ROW:.*]] = uop.index %arg0[%[[I]], %{{.*}}] : tensor<4x8xf32>
+// CHECK-NEXT: %[[MAX:.*]] = uop.range_reduce max %[[ROW]]
+// CHECK-NEXT: uop.add %{{.*}}, %[[MAX]]
 // CHECK-NOT: fuse =
 // CHECK: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
 func.func @not_candidates(%a: tensor<4x8xf32>) {
@@ -180,6 +188,43 @@ func.func @not_candidates(%a: tensor<4x8xf32>) {
   %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
   %c = uop.contiguous %a : tensor<4x8xf32>
   %s = uop.add %c, %e : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Softmax: the exponentials (multi-use) are inlined first; then, consumers first, the sum (1 reader)
+// and the max (2 readers, both in the output kernel now) join the output kernel: one kernel, no temporary.
+// CHECK-LABEL: func.func @softmax
+// CHECK-NOT: uop.bufferize
+// CHECK: uop.range_reduce max
+// CHECK: uop.range_reduce add
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+func.func @softmax(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %me : tensor<4x8xf32>
+  %d = uop.add %a, %n : tensor<4x8xf32>
+  %e = uop.exp2 %d : tensor<4x8xf32>
+  %s = uop.reduce add %e [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = uop.recip %se : tensor<4x8xf32>
+  %o = uop.mul %e, %r : tensor<4x8xf32>
+  uop.sink %o : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A column's max read back down the column varies with the consumer's inner range, not an outer one:
+// it stays a kernel of its own.
+// CHECK-LABEL: func.func @column_max
+// CHECK: uop.bufferize %{{.*}} {fuse = "kept: read at ranges that are not the consumer's outer ones", reason = "reduce-expand"}
+func.func @column_max(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [0] : tensor<4x8xf32> -> tensor<1x8xf32>
+  %e = uop.expand %m : tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = uop.add %a, %e : tensor<4x8xf32>
   uop.sink %s : tensor<4x8xf32>
   return
 }

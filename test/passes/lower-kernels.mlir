@@ -1,4 +1,5 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=ROW
 
 // A max reduction: scf.parallel over the store's loop range, an scf.for over the reduce
 // range carrying the accumulator from -inf, a NaN-ignoring maximumf to combine beside a NaN-seen flag
@@ -270,5 +271,29 @@ func.func @transcendentals(%a: tensor<8xf32>, %h: tensor<8xf16>, %d: tensor<8xf6
   %3 = uop.exp2 %h : tensor<8xf16>
   %4 = uop.exp2 %d : tensor<8xf64>
   uop.sink %2, %3, %4 : tensor<8xf32>, tensor<8xf16>, tensor<8xf64>
+  return
+}
+
+// -----
+
+// With rows fused (the default pytc-fuse), a row's max is computed inside the kernel that reads it: a
+// parallel loop over rows, the max loop once per row, then a parallel loop along the row reading it.
+// ROW-LABEL: func.func @r_4_8_8(
+// ROW-SAME: %[[OUT:[a-z0-9]+]]: memref<4x8xf32>, %[[IN:[a-z0-9]+]]: memref<4x8xf32>
+// ROW: scf.parallel (%[[I:[a-z0-9]+]]) =
+// ROW-NEXT: %[[MAX:[a-z0-9]+]]:2 = scf.for %[[K:[a-z0-9]+]] = {{.*}} -> (f32, i1) {
+// ROW-NEXT: memref.load %[[IN]][%[[I]], %[[K]]]
+// ROW: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1, %{{.*}}, %[[MAX]]#0 : f32
+// ROW-NEXT: scf.parallel (%[[J:[a-z0-9]+]]) =
+// ROW-NEXT: %[[X:.*]] = memref.load %[[IN]][%[[I]], %[[J]]]
+// ROW-NEXT: %[[NEG:.*]] = arith.negf %[[ROWMAX]] : f32
+// ROW-NEXT: %[[D:.*]] = arith.addf %[[X]], %[[NEG]] : f32
+// ROW-NEXT: memref.store %[[D]], %[[OUT]][%[[I]], %[[J]]]
+func.func @sub_row_max(%a: tensor<4x8xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %e : tensor<4x8xf32>
+  %s = uop.add %a, %n : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
   return
 }

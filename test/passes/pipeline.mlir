@@ -1,4 +1,4 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(canonicalize,pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,canonicalize,cse,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(canonicalize,pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,canonicalize,cse,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
 
 // x - max(x) along rows: a max-reduction kernel into a 4x1 temporary, then an elementwise
 // kernel reading it at column 0 for every column.

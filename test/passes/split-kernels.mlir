@@ -1,4 +1,4 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels)' | FileCheck %s
 
 // Each store with its loop nest becomes a kernel function: written buffer first, then the
 // buffers it reads. The reduction kernel is named r_<loop>_<reduce>, the elementwise one

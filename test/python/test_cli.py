@@ -4,8 +4,8 @@ import pytest
 from pytc.cli import main
 
 GRAPH = """func.func @graph(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %m = uop.reduce max %a [0] : tensor<4x8xf32> -> tensor<1x8xf32>
+  %e = uop.expand %m : tensor<1x8xf32> -> tensor<4x8xf32>
   %s = uop.add %a, %e : tensor<4x8xf32>
   uop.sink %s : tensor<4x8xf32>
   return
@@ -14,9 +14,9 @@ GRAPH = """func.func @graph(%a: tensor<4x8xf32>) {
 
 
 @pytest.mark.parametrize("stage, expected, absent", [
-  ("schedule", ["uop.launch @r_4_8", "uop.launch @E_4_8", "pytc.kernels = 2"], ["scf.parallel"]),
+  ("schedule", ["uop.launch @r_8_4", "uop.launch @E_4_8", "pytc.kernels = 2"], ["scf.parallel"]),
   ("kernels", ["scf.parallel", "scf.for", "uop.launch"], ["uop.range"]),
-  ("llvm", ["llvm.func @r_4_8", "llvm.func @E_4_8"], ["uop.", "scf."]),
+  ("llvm", ["llvm.func @r_8_4", "llvm.func @E_4_8"], ["uop.", "scf."]),
 ])
 def test_compile_stages(tmp_path, capsys, stage, expected, absent):
   (tmp_path / "graph.mlir").write_text(GRAPH)

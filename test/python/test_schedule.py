@@ -1,5 +1,7 @@
 """Kernel counts of whole graphs, each beside tinygrad 0.14's count for the same graph (CPU,
-GlobalCounters.kernel_count after realize, inputs realized first), and each checked against NumPy."""
+GlobalCounters.kernel_count after realize, inputs realized first), and each checked against NumPy. pytc
+never needs more kernels; it needs fewer where a row's reductions (max, sum, mean, variance) run inside
+the kernel that consumes them, once per row."""
 import numpy as np
 import pytest
 
@@ -61,10 +63,10 @@ GRAPHS = [
   ("sum_axis", [(8, 16)], lambda a: a.sum(axis=1), lambda a: a.sum(1), 1, 1),
   ("sum_all", [(32, 32)], lambda a: a.sum(), lambda a: a.sum(), 1, 1),
   ("reduce_then_elementwise", [(8, 16)], lambda a: a.sum(axis=1).exp(), lambda a: np.exp(a.sum(1)), 1, 1),
-  ("sub_max", [(8, 16)], lambda a: a - a.max(axis=1, keepdim=True), lambda a: a - a.max(1, keepdims=True), 2, 2),
-  ("softmax", [(8, 16)], lambda a: a.softmax(axis=-1), np_softmax, 3, 3),
-  ("log_softmax", [(8, 16)], lambda a: a.log_softmax(axis=-1), lambda a: np.log(np_softmax(a)), 3, 3),
-  ("layernorm", [(8, 16)], lambda a: a.layernorm(axis=-1), np_layernorm, 3, 3),
+  ("sub_max", [(8, 16)], lambda a: a - a.max(axis=1, keepdim=True), lambda a: a - a.max(1, keepdims=True), 1, 2),
+  ("softmax", [(8, 16)], lambda a: a.softmax(axis=-1), np_softmax, 1, 3),
+  ("log_softmax", [(8, 16)], lambda a: a.log_softmax(axis=-1), lambda a: np.log(np_softmax(a)), 1, 3),
+  ("layernorm", [(8, 16)], lambda a: a.layernorm(axis=-1), np_layernorm, 1, 3),
   ("matmul", [(16, 32), (32, 8)], lambda a, b: a @ b, lambda a, b: a @ b, 1, 1),
   ("matmul_bias_relu", [(4, 32), (32, 16), (16,)], lambda a, w, b: (a @ w + b).relu(), lambda a, w, b: np.maximum(a @ w + b, 0), 1, 1),
   ("mlp", [(4, 32), (32, 64), (64,), (64, 10), (10,)], lambda x, w1, b1, w2, b2: (x @ w1 + b1).relu() @ w2 + b2,
@@ -103,7 +105,7 @@ def test_schedule_lists_the_kernels_without_running_them():
   GlobalCounters.reset()
   launches = a.softmax().schedule()
   assert GlobalCounters.kernel_count == 0
-  assert [launch.kernel[0] for launch in launches] == ["r", "r", "E"]
+  assert [launch.kernel[0] for launch in launches] == ["r"]  # max, sum and the output in one kernel per row
   assert all(role == "output" for role, _ in launches[-1].args[:1])
 
 
