@@ -112,9 +112,10 @@ class Fuser:
     read_at = {i for i in indices if i.owner.name == "uop.range"}
     prefix = set(loops[:len(read_at)])
     if read_at != prefix: return "read at ranges that are not the consumer's outer ones"
-    consumer = cone(kernel.operands[0], self.materialized - {bufferize.results[0]})
-    for op in consumer:
-      if op.name == "uop.range_reduce" and depends_on(op, set(loops) - prefix): return "the consumer reduces along its inner ranges"
+    inner, stop = set(loops) - prefix, self.materialized - {bufferize.results[0]}
+    for op in cone(kernel.operands[0], stop):
+      if op.name == "uop.range_reduce" and any(v in inner for o in cone(op.results[0], stop) for v in o.operands):
+        return "the consumer reduces along its inner ranges"
     return None
 
   def run(self) -> None:
