@@ -98,9 +98,10 @@ class Fuser:
     kernel, once per row: the consumer must read it at a prefix of its own loop ranges, and every reduction in
     the consumer must vary only with that prefix, so the lowering computes them all before the inner loops."""
     source, *ranges = bufferize.operands
-    reduction = source.owner.operation if not isinstance(source, ir.BlockArgument) else None
-    if reduction is None or reduction.name != "uop.range_reduce": return "not a single reduction"
-    if prod(range_size(r) for r in reduction.operands[1:]) > self.max_row: return f"rows longer than {self.max_row} elements"
+    producer = cone(source, self.materialized)
+    if not any(op.name == "uop.range_reduce" for op in producer): return "no reduction"
+    if any(prod(range_size(r) for r in op.operands[1:]) > self.max_row for op in producer if op.name == "uop.range_reduce"):
+      return f"rows longer than {self.max_row} elements"
     kernels = {kernel for reader in readers(bufferize) for kernel in consuming_kernels(reader)}
     if len(kernels) != 1: return f"read by {len(kernels)} kernels"
     kernel = next(iter(kernels))

@@ -3,7 +3,8 @@
 Every value that must live in memory is materialized with `uop.bufferize` over fresh loop
 ranges, one per dim (the constant 0 for a size-1 dim; an empty dim gets an empty range): the graph's outputs (`reason="output"`),
 `contiguous` and `copy` results, a reduce whose result is consumed through an expand
-("reduce-expand": otherwise it would be recomputed for every expanded element), and every other
+("reduce-expand": otherwise it would be recomputed for every expanded element; materialized after the
+elementwise ops that only continue it, its epilogue), and every other
 value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines).
 
 Everything else is computed where it is read. Movement ops disappear into index arithmetic:
@@ -39,9 +40,23 @@ def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, str]:
   ops = [op for op in fn.entry_block.operations if op.operation.name.startswith("uop.") and op.operation.name != "uop.sink"]
   for op in ops:
     if op.operation.name in FORCED: reasons.setdefault(op.results[0], FORCED[op.operation.name])
-    elif op.operation.name == "uop.reduce" and reaches_expand(op.results[0]): reasons.setdefault(op.results[0], "reduce-expand")
+    elif op.operation.name == "uop.reduce" and reaches_expand(op.results[0]): reasons.setdefault(epilogue_end(op.results[0]), "reduce-expand")
     elif op.operation.name != "uop.const" and len(list(op.results[0].uses)) > 1: reasons.setdefault(op.results[0], "multi-use")
   return reasons
+
+
+def epilogue_end(value: ir.Value) -> ir.Value:
+  """The last value of the chain of elementwise ops (same shape) and reshapes that only continues `value` (one use
+  each): a reduction is materialized there, so its epilogue (a matmul's bias and relu) runs once per output, not
+  in every reader."""
+  end = value
+  while len(uses := list(value.uses)) == 1:
+    user = uses[0].owner
+    elementwise = user.name.startswith("uop.") and user.name not in MOVEMENT | set(FORCED) | {"uop.sink", "uop.reduce", "uop.const"}
+    if user.name != "uop.reshape" and not (elementwise and shape_of(user.results[0]) == shape_of(value)): break
+    value = user.results[0]
+    if elementwise: end = value
+  return end
 
 
 def reaches_expand(value: ir.Value) -> bool:

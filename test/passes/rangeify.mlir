@@ -305,11 +305,13 @@ func.func @reduce_expand(%a: tensor<4x8xf32>) {
 
 // -----
 
-// The expand is found past elementwise ops between it and the reduce.
+// The expand is found past elementwise ops between it and the reduce, and the reduction is materialized
+// after them (its epilogue), so the negation runs once per row.
 // CHECK-LABEL: func.func @reduce_neg_expand
 // CHECK: %[[R:.*]] = uop.range_reduce add
-// CHECK: uop.bufferize %[[R]] over({{.*}}) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
-// CHECK: uop.neg
+// CHECK-NEXT: %[[N:.*]] = uop.neg %[[R]] : f32
+// CHECK: uop.bufferize %[[N]] over({{.*}}) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+// CHECK-NOT: uop.neg
 // CHECK: uop.bufferize {{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
 func.func @reduce_neg_expand(%a: tensor<4x8xf32>) {
   %m = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
