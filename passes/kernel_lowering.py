@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from pytc.passes import PassError
-from pytc.passes.clone import clone
+from pytc.passes.clone import clone, dependencies
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
 
@@ -39,6 +39,27 @@ def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
   if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
   if kind == 0: return arith.addf(acc, value, fastmath=reassoc) if is_float(t) else arith.addi(acc, value)
   return arith.mulf(acc, value, fastmath=reassoc) if is_float(t) else arith.muli(acc, value)
+
+
+def free_ranges(reduction: ir.Operation) -> set[ir.Value]:
+  """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
+  ops = dependencies(reduction, lambda op, v: not isinstance(v, ir.BlockArgument))
+  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.range"}
+  return used - {v for op in ops if op.name == "uop.range_reduce" for v in op.operands[1:]}
+
+
+def hoisting_depth(stored: ir.OpView, loops: list[ir.Value]) -> tuple[int, list[ir.Operation]]:
+  """How many outer loops to run before the reductions that vary only with them (a row's max and sum computed once
+  per row, not per element), and those reductions in dependency order; (0, []) when there are none."""
+  position = {r: i for i, r in enumerate(loops)}
+  ops = dependencies(stored.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)) \
+    if not isinstance(stored.operands[0], ir.BlockArgument) else []
+  depths = {}
+  for op in ops:
+    if op.name == "uop.range_reduce" and (free := free_ranges(op)) <= set(loops):
+      depths[op] = max((position[r] + 1 for r in free), default=1)
+  depth = max((d for d in depths.values() if d < len(loops)), default=0)
+  return depth, [op for op in ops if op in depths and depths[op] <= depth]
 
 
 class KernelLowering:

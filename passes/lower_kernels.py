@@ -9,30 +9,8 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from pytc.passes import PassError, functions_with, register
-from pytc.passes.clone import dependencies
-from pytc.passes.kernel_lowering import KernelLowering, storage_memref
+from pytc.passes.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
 from pytc.passes.lower_vector import VectorLowering, lower_vector_body
-
-
-def free_ranges(reduction: ir.Operation) -> set[ir.Value]:
-  """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
-  ops = dependencies(reduction, lambda op, v: not isinstance(v, ir.BlockArgument))
-  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.range"}
-  return used - {v for op in ops if op.name == "uop.range_reduce" for v in op.operands[1:]}
-
-
-def hoisting_depth(stored: ir.OpView, loops: list[ir.Value]) -> tuple[int, list[ir.Operation]]:
-  """How many outer loops to run before the reductions that vary only with them (a row's max and sum computed once
-  per row, not per element), and those reductions in dependency order; (0, []) when there are none."""
-  position = {r: i for i, r in enumerate(loops)}
-  ops = dependencies(stored.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)) \
-    if not isinstance(stored.operands[0], ir.BlockArgument) else []
-  depths = {}
-  for op in ops:
-    if op.name == "uop.range_reduce" and (free := free_ranges(op)) <= set(loops):
-      depths[op] = max((position[r] + 1 for r in free), default=1)
-  depth = max((d for d in depths.values() if d < len(loops)), default=0)
-  return depth, [op for op in ops if op in depths and depths[op] <= depth]
 
 
 def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:

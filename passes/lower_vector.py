@@ -11,12 +11,13 @@ by lane.
 """
 from collections.abc import Callable
 from dataclasses import dataclass
+from math import prod
 
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.passes import PassError
-from pytc.passes.kernel_lowering import KernelLowering, combine, is_empty, reduce_identity
+from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
 from pytc.passes.vectorize import uniform_roots, varying_reads
@@ -30,6 +31,7 @@ class Strided:
 
 
 Lanes = ir.Value | Strided
+STREAM_BYTES = 8 << 20  # outputs this large are written around the caches (they would only evict what is there)
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class VectorLowering(KernelLowering):
     self.column = 0  # the offset of the current tile's vector in the block along j
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
     self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
+    self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
 
   def pack(self, read: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Copy `read` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous panel
@@ -107,7 +110,8 @@ class VectorLowering(KernelLowering):
     if (found := self.lookup(value)) is not None: return found
     op = value.owner
     name = op.name
-    if name in ("uop.range", "uop.range_reduce"): raise PassError(op.location, f"a {name} is used outside the loop it names")
+    if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
+    if name == "uop.range_reduce": return super().emit(value)  # one that does not vary along j: scalar loops
     with op.location:
       operands = [self.emit(v) for v in op.operands] if name != "uop.index" else []
       if name == "uop.index": result = self.emit_load(op)
@@ -179,7 +183,11 @@ class VectorLowering(KernelLowering):
     buffer, positions = self.without_unit_tail(self.emit(target), [self.emit(i) for i in indices])
     stored = store(value.type, lanes)
     if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
-      vector.store(stored, buffer, positions[:-1] + [positions[-1].base])
+      shape, element_bytes = ir.MemRefType(buffer.type).shape, max(1, ir.ShapedType(buffer.type).element_type.width // 8)
+      aligned = indices[len(positions) - 1] == self.aligned_j and shape[-1] % self.lanes == 0  # vectors start at multiples of the lanes
+      streaming = aligned and prod(shape) * element_bytes >= STREAM_BYTES
+      vector.store(stored, buffer, positions[:-1] + [positions[-1].base], nontemporal=streaming or None,
+                   alignment=self.lanes * element_bytes if aligned else None)
       return
     for lane in range(self.lanes): memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
 
@@ -240,12 +248,12 @@ def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
 
 
 def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
-               ) -> tuple[dict[ir.Value, ir.Value], int, ir.InsertionPoint, ir.InsertionPoint]:
+               ) -> tuple[dict[ir.Value, ir.Value], int, dict[ir.Value | None, ir.InsertionPoint], ir.InsertionPoint]:
   """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
   `rows`), inside it the blocks of `j`, inside those the blocks of `u` in the group. With `j` the only range, the
   parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
-  extent of the outermost range, the point before the loop over the group (where reads shared by the group are
-  packed) and the point inside."""
+  extent of the outermost range, the points before the loops over `j` and over the group of `u` (there, values
+  shared by the loop are computed; None: before the first inner loop) and the point inside."""
   outer = [r for r in loops if r is not j] or [j]
   sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
   begin, end = entry.arguments[-2:]
@@ -254,37 +262,46 @@ def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value 
   body = parallel.region.blocks.append(*[index] * len(outer))
   with ir.InsertionPoint(body): scf.ReduceOp([], 0)
   starts = dict(zip(outer, body.arguments))
-  point = before_group = ir.InsertionPoint.at_block_terminator(body)
+  point = ir.InsertionPoint.at_block_terminator(body)
+  before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
   with point:
     if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
   inner = ([(j, -(-range_size(j) // width))] if j not in starts else []) + ([(u, group)] if u is not None else [])
   for r, count in inner:
     with point:
       loop = scf.ForOp(zero, index_constant(count), one)
-    if r is u: before_group = ir.InsertionPoint(loop.operation)
+    before[r] = ir.InsertionPoint(loop.operation)
+    if len(before) == 2: before[None] = before[r]  # the first inner loop
     with ir.InsertionPoint(loop.body):
       block = loop.induction_variable if r is j else arith.addi(arith.muli(starts[r], index_constant(group)), loop.induction_variable)
       starts[r] = block_start(block, width if r is j else rows, range_size(r))
       scf.YieldOp([])
     point = ir.InsertionPoint.at_block_terminator(loop.body)
-  return starts, sizes[0], before_group, point
+  return starts, sizes[0], before, point
 
 
 def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir.OpView, loops: list[ir.Value],
                       entry: ir.Block) -> int:
-  """Emit the blocked loops and their vector body into `entry`; the extent of the outermost parallel range."""
+  """Emit the blocked loops and their vector body into `entry`; the extent of the outermost parallel range.
+  In stream mode (elementwise along `j`), the reductions vary only with the outer ranges: they are computed as
+  scalar loops once per outer iteration, before the loop along `j`."""
   tile = ir.DictAttr(kernel.attributes["pytc.vector"])
   lanes, vectors, rows, group, upcast, pack, unroll = (ir.IntegerAttr(tile[k]).value
                                                       for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
+  stream = "stream" in tile
   j = loops[-1]
   u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.attributes["id"]).value == upcast), None)
   width = lanes * vectors
-  starts, extent, before_group, point = tile_loops(loops, entry, j, u, width, rows, group)
-  reductions = top_level_reductions(stored.operands[0])
+  starts, extent, before, point = tile_loops(loops, entry, j, u, width, rows, group)
+  reductions = [] if stream else top_level_reductions(stored.operands[0])
   if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
+  lowering.aligned_j = j
+  if stream:
+    with before[None]:
+      for reduction in hoisting_depth(stored, loops[:-1] + [j])[1]: lowering.emit(reduction.results[0])
   if pack:
-    with before_group:
+    with before[u]:
       for reduction in reductions:
         for read in varying_reads(reduction, j): lowering.pack(read.results[0], reduction, j, starts[j], width, entry)
   with point:

@@ -12,8 +12,12 @@ along `j` must be contiguous in its last index. Work in the body that does not d
 fused into attention's second matmul) is done once per tile row and reduce step; when there is much of it
 (WIDE_WEIGHT), `unroll` has it computed as vectors along the innermost reduce range, `lanes` steps at once
 (that range's size must divide by `lanes`; otherwise the kernel gets one row of up to WIDE_VECTORS vectors).
-The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll}` (`upcast` is the id of
-`u`, -1 if none) and
+A kernel whose reductions do not vary along `j` (elementwise work, or a row's max or mean fused into it) gets
+stream mode (`stream = 1`) when its store and every read that moves with `j` are contiguous along it: vector
+loads and stores along `j`, the reductions computed once per row before the loop along `j`, and stores
+aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where rows are a multiple of the
+lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream]}` (`upcast`
+is the id of `u`, -1 if none) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops.
 """
@@ -71,13 +75,27 @@ def uniform_roots(reduction: ir.Operation, j: ir.Value) -> list[ir.Value]:
   return list(roots)
 
 
+def choose_stream(store: ir.OpView, loops: list[ir.Value], lanes: int, vectors: int) -> dict[str, int] | None:
+  """Elementwise work along `j` (reductions, if any, do not vary with it: a row's max or mean): vectors along `j`
+  when the store and every read that moves with `j` are contiguous along it."""
+  j, indices = loops[-1], list(store.operands[2:])
+  if not indices or indices[-1] != j or any(uses_any(i, {j}) for i in indices[:-1]): return None
+  reads = dependencies(store.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
+  if not all(is_contiguous(op, j) for op in reads if op.name == "uop.index" and uses_any(op.results[0], {j})): return None
+  vectors = max(1, min(vectors, size(j) // lanes))
+  return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
+
+
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
   end = next(op.operation for op in kernel.regions[0].blocks[0].operations if op.operation.name == "uop.end")
   loops = list(end.operands[1:])
   if loops and 8 <= size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
   if not loops or size(loops[-1]) < lanes: return None
-  stored_value = end.operands[0].owner.operands[0]
-  if isinstance(stored_value, ir.BlockArgument) or not (reductions := top_level_reductions(stored_value)): return None
+  store = end.operands[0].owner
+  stored_value = store.operands[0]
+  if isinstance(stored_value, ir.BlockArgument): return None
+  reductions = top_level_reductions(stored_value)
+  if not any(uses_any(r.results[0], {loops[-1]}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
   if any(top_level_reductions(r.operands[0]) for r in reductions if not isinstance(r.operands[0], ir.BlockArgument)): return None
   reads = {r: varying_reads(r, loops[-1]) for r in reductions}
   if not any(reads.values()): return None

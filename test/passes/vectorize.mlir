@@ -1,5 +1,5 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=LOWER
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=LOWER
 
 // A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (which b does not
 // depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
@@ -106,5 +106,29 @@ func.func @prologue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
   %m = uop.mul %xe, %ye : tensor<4x16x8xf32>
   %r = uop.reduce add %m [2] : tensor<4x16x8xf32> -> tensor<4x16x1xf32>
   uop.sink %r : tensor<4x16x1xf32>
+  return
+}
+
+// -----
+
+// Elementwise work along j whose reduction varies only with the row (a fused row max): stream mode.
+// The max runs as scalar loops once per row, before the loop over blocks of j; loads and stores are
+// vectors, the stores aligned to the vector (the row is a multiple of the lanes).
+// CHECK-LABEL: func.func @r_4_32_32(
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}
+// LOWER-LABEL: func.func @r_4_32_32(
+// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32>, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
+// LOWER: scf.parallel (%[[I:[a-z0-9]+]]) =
+// LOWER-NEXT: %[[MAX:.*]]:2 = scf.for
+// LOWER: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1
+// LOWER-NEXT: scf.for %[[B:[a-z0-9]+]] =
+// LOWER: %[[X:.*]] = vector.load %[[IN]][%[[I]], %{{.*}}] : memref<4x32xf32>, vector<8xf32>
+// LOWER: vector.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] {alignment = 32 : i64} : memref<4x32xf32>, vector<8xf32>
+func.func @sub_row_max(%a: tensor<4x32xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x32xf32> -> tensor<4x1xf32>
+  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x32xf32>
+  %n = uop.neg %e : tensor<4x32xf32>
+  %s = uop.add %a, %n : tensor<4x32xf32>
+  uop.sink %s : tensor<4x32xf32>
   return
 }

@@ -136,8 +136,9 @@ def test_kernargs_layout():
 
 def test_a_launch_split_across_cores_computes_every_slice():
   device, entry = CPUDevice(), add_one_kernel(4096)
+  program, kernel = _programs[4096]
   x, out = float_buffer(np.arange(4096)), CPUBuffer(4096 * 4)
-  args, done = Kernargs([out.address, x.address, 0, 4096]), device.new_signal()
+  args, done = Kernargs([out.address, x.address, 0, program.extents[kernel]]), device.new_signal()
   device.queue().exec(entry, args.address, (3, 1, 1)).signal(done, 1).submit(device.compute)
   done.wait(1, timeout=10)
   assert read(out).tolist() == list(np.arange(4096) + 1.0)

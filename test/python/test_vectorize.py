@@ -90,3 +90,23 @@ def test_softmax_fused_into_matmul_is_vectorized_along_the_reduction(keys: int) 
   scores = q @ k.transpose(0, 2, 1) / 4.0
   p = np.exp(scores - scores.max(-1, keepdims=True))
   close(out.numpy(), (p / p.sum(-1, keepdims=True)) @ v)
+
+
+def test_large_outputs_stream_past_the_caches() -> None:
+  """Outputs of 8 MiB and more are written with aligned non-temporal vector stores; the results are the same."""
+  x = rng.standard_normal((2048, 1024)).astype(np.float32)
+  out = Tensor(x).layernorm()
+  assert "nontemporal = true" in kernel_ir(out)
+  close(out.numpy(), (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5))
+  chain = ((Tensor(x) * 2 + 1).relu() * 0.5).exp()
+  assert "nontemporal = true" in kernel_ir(chain)
+  np.testing.assert_allclose(chain.numpy(), np.exp(np.maximum(x * 2 + 1, 0) * 0.5), rtol=1e-5)
+
+
+def test_elementwise_with_odd_rows_uses_unaligned_vectors() -> None:
+  x = rng.standard_normal((7, 37)).astype(np.float32)
+  out = Tensor(x).softmax(-1)
+  ir_text = kernel_ir(out)
+  assert "vector.load" in ir_text and "alignment" not in ir_text and "nontemporal" not in ir_text
+  e = np.exp(x - x.max(-1, keepdims=True))
+  close(out.numpy(), e / e.sum(-1, keepdims=True))
