@@ -112,6 +112,7 @@ class Fuser:
       return "read at computed indices"
     read_at = {i for i in indices if i.owner.name == "uop.range"}
     prefix = set(loops[:len(read_at)])
+    if not read_at: return "read at one element by every iteration"  # a whole-tensor reduction: computed once, apart
     if read_at != prefix: return "read at ranges that are not the consumer's outer ones"
     inner, stop = set(loops) - prefix, self.materialized - {bufferize.results[0]}
     for op in cone(kernel.operands[0], stop):

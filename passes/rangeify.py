@@ -112,7 +112,7 @@ class Rangeifier:
 
   def emit(self, value: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition], top: bool = False) -> ir.Value:
     """The scalar of `value` at indices `idx`, read only where `valid` holds."""
-    key = (value, idx, valid)
+    key = (value, idx, valid, top)  # the computation of a materialized value is not a read of it (a 1x1 one has equal indices)
     if key not in self.memo:
       if not top and value in self.buffers: self.memo[key] = self.read(self.buffers[value], idx, valid)
       elif isinstance(value, ir.BlockArgument): self.memo[key] = self.read(value, idx, valid)

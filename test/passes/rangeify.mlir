@@ -509,3 +509,21 @@ func.func @not_a_graph(%a: tensor<4xf32>) -> tensor<4xf32> {
   %n = uop.neg %a : tensor<4xf32>
   return %n : tensor<4xf32>
 }
+
+// -----
+
+// A whole-tensor reduction read back everywhere is read from its 1x1 buffer, not recomputed by the
+// reader (its computation and a read of it have the same indices).
+// CHECK-LABEL: func.func @sub_global_max
+// CHECK: %[[M:.*]] = uop.range_reduce max
+// CHECK: %[[B:.*]] = uop.bufferize %[[M]] over(%{{.*}}, %{{.*}}) {reason = "reduce-expand"} : f32 -> tensor<1x1xf32>
+// CHECK: %[[R:.*]] = uop.index %[[B]][%{{.*}}, %{{.*}}] : tensor<1x1xf32>
+// CHECK: uop.neg %[[R]]
+func.func @sub_global_max(%a: tensor<8x16xf32>) {
+  %m = uop.reduce max %a [0, 1] : tensor<8x16xf32> -> tensor<1x1xf32>
+  %e = uop.expand %m : tensor<1x1xf32> -> tensor<8x16xf32>
+  %n = uop.neg %e : tensor<8x16xf32>
+  %s = uop.add %a, %n : tensor<8x16xf32>
+  uop.sink %s : tensor<8x16xf32>
+  return
+}

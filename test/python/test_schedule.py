@@ -63,6 +63,7 @@ GRAPHS = [
   ("sum_axis", [(8, 16)], lambda a: a.sum(axis=1), lambda a: a.sum(1), 1, 1),
   ("sum_all", [(32, 32)], lambda a: a.sum(), lambda a: a.sum(), 1, 1),
   ("reduce_then_elementwise", [(8, 16)], lambda a: a.sum(axis=1).exp(), lambda a: np.exp(a.sum(1)), 1, 1),
+  ("sub_global_max", [(8, 16)], lambda a: a - a.max(), lambda a: a - a.max(), 2, 2),
   ("sub_max", [(8, 16)], lambda a: a - a.max(axis=1, keepdim=True), lambda a: a - a.max(1, keepdims=True), 1, 2),
   ("softmax", [(8, 16)], lambda a: a.softmax(axis=-1), np_softmax, 1, 3),
   ("log_softmax", [(8, 16)], lambda a: a.log_softmax(axis=-1), lambda a: np.log(np_softmax(a)), 1, 3),
