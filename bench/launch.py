@@ -22,12 +22,12 @@ def queue_launches(count: int) -> float:
   graph = LazyOp("add", dtypes.float32, (16,), "CPU", (x, LazyOp("const", dtypes.float32, (16,), "CPU", arg=1.0)))
   with context(), ir.Location.unknown():
     scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1)
-  entry = compile_kernels(scheduled).entries[scheduled.launches[0].kernel]
+  program, kernel = compile_kernels(scheduled), scheduled.launches[0].kernel
   device = Device["CPU"]
   data, out = device.alloc(64), device.alloc(64)
-  args = Kernargs([out.address, data.address, 0, 16])
+  args = Kernargs([out.address, data.address, 0, program.extents[kernel]])
   queue = device.queue()
-  for _ in range(count): queue.exec(entry, args.address)
+  for _ in range(count): queue.exec(program.entries[kernel], args.address)
   queue.signal(device.timeline, device.next_timeline_value())
   start = time.perf_counter()
   queue.submit(device.compute)

@@ -18,7 +18,7 @@ _programs = {}  # the JIT'd code lives as long as its program
 
 
 def add_one_kernel(n: int) -> int:
-  """The entry of a compiled `out = x + 1` over n float32; its arguments are (out, x)."""
+  """The entry of a compiled `out = x + 1` over n float32; its arguments are (out, x, 0, extent(n))."""
   if n not in _programs:
     x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
     graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
@@ -27,6 +27,12 @@ def add_one_kernel(n: int) -> int:
       _programs[n] = (compile_kernels(scheduled), scheduled.launches[0].kernel)
   program, kernel = _programs[n]
   return program.entries[kernel]
+
+
+def extent(n: int) -> int:
+  """The full range of the add-one kernel over n elements (its last two arguments run over [0, extent))."""
+  program, kernel = _programs[n]
+  return program.extents[kernel]
 
 
 def float_buffer(values) -> CPUBuffer:
@@ -57,7 +63,7 @@ def test_malformed_command_buffer_is_rejected(corrupt, message):
 def test_exec_signal_and_timestamps():
   device, entry = CPUDevice(), add_one_kernel(4)
   x, out = float_buffer([1, 2, 3, 4]), CPUBuffer(16)
-  args, began, ended, done = Kernargs([out.address, x.address, 0, 4]), device.new_signal(), device.new_signal(), device.new_signal()
+  args, began, ended, done = Kernargs([out.address, x.address, 0, extent(4)]), device.new_signal(), device.new_signal(), device.new_signal()
   device.queue().timestamp(began).exec(entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
   done.wait(1, timeout=10)
   assert read(out).tolist() == [2, 3, 4, 5]
@@ -70,7 +76,7 @@ def test_two_command_buffers_ordered_by_wait_and_signal():
   entry = add_one_kernel(4)
   x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
   ready, done = producer.new_signal(), consumer.new_signal()
-  consume, produce = Kernargs([z.address, y.address, 0, 4]), Kernargs([y.address, x.address, 0, 4])
+  consume, produce = Kernargs([z.address, y.address, 0, extent(4)]), Kernargs([y.address, x.address, 0, extent(4)])
   consumer.queue().wait(ready, 1).exec(entry, consume.address).signal(done, 1).submit(consumer.compute)
   time.sleep(0.05)
   assert done.value == 0  # still waiting: y is not produced yet
@@ -94,7 +100,7 @@ def test_idle_queue_runs_a_buffer_at_once_and_a_busy_one_keeps_order():
   device, entry = CPUDevice(), add_one_kernel(4)
   x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
   first, second, gate = device.new_signal(), device.new_signal(), device.new_signal()
-  produce, consume = Kernargs([y.address, x.address, 0, 4]), Kernargs([z.address, y.address, 0, 4])
+  produce, consume = Kernargs([y.address, x.address, 0, extent(4)]), Kernargs([z.address, y.address, 0, extent(4)])
   device.queue().exec(entry, produce.address).signal(first, 1).submit(device.compute)
   assert first.value == 1 and read(y).tolist() == [1, 1, 1, 1]  # idle queue, no WAIT: done on return
   device.queue().wait(gate, 1).signal(first, 2).submit(device.compute)
@@ -136,9 +142,8 @@ def test_kernargs_layout():
 
 def test_a_launch_split_across_cores_computes_every_slice():
   device, entry = CPUDevice(), add_one_kernel(4096)
-  program, kernel = _programs[4096]
   x, out = float_buffer(np.arange(4096)), CPUBuffer(4096 * 4)
-  args, done = Kernargs([out.address, x.address, 0, program.extents[kernel]]), device.new_signal()
+  args, done = Kernargs([out.address, x.address, 0, extent(4096)]), device.new_signal()
   device.queue().exec(entry, args.address, (3, 1, 1)).signal(done, 1).submit(device.compute)
   done.wait(1, timeout=10)
   assert read(out).tolist() == list(np.arange(4096) + 1.0)
