@@ -101,7 +101,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if not any(reads.values()): return None
   unroll = 0
   if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
-    if all(size(r.operands[-1]) % lanes == 0 for r in reductions): unroll = 1
+    if all(size(r.operands[-1]) % lanes == 0 for r in reductions): unroll, vectors = 1, 4 if lanes >= 16 else vectors  # fewer j blocks recompute it
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, size(loops[-1]) // lanes))
   candidates = [r for r in loops[:-1] if size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
