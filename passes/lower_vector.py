@@ -20,7 +20,7 @@ from pytc.passes import PassError
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
-from pytc.passes.vectorize import uniform_roots, varying_reads
+from pytc.passes.vectorize import pack_values, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -58,26 +58,26 @@ class VectorLowering(KernelLowering):
   def __init__(self, params: dict[ir.Value, ir.Value], lanes: int):
     super().__init__(params)
     self.lanes = lanes
-    self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # read -> (panel buffer, its reduce ranges)
+    self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # value -> (panel buffer, its reduce ranges)
     self.column = 0  # the offset of the current tile's vector in the block along j
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
     self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
     self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
 
-  def pack(self, read: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
-    """Copy `read` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous panel
-    (allocated once per call); the tiles then read the panel."""
+  def pack(self, value: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
+    """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
+    panel (allocated once per call); the tiles then read the panel."""
     ranges = list(reduction.operands[1:])
     shape = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in ranges] + [width]
-    with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, read.type), [], [])
+    with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
     def copy(positions: list[ir.Value]) -> None:
       for column in range(0, width, self.lanes):
         self.scopes.append({j: Strided(arith.addi(j_start, index_constant(column)), 1)})
-        vector.store(self.vector(self.emit(read)), panel, positions + [index_constant(column)])
+        vector.store(self.vector(self.emit(value)), panel, positions + [index_constant(column)])
         self.scopes.pop()
     self.loop_nest(ranges, copy)
-    self.packed[read] = (panel, ranges)
+    self.packed[value] = (panel, ranges)
 
   def loop_nest(self, ranges: list[ir.Value], body: Callable[[list[ir.Value]], None], positions: tuple[ir.Value, ...] = ()) -> None:
     """scf.for loops over `ranges` (each mapped to its induction variable) around `body(induction variables)`."""
@@ -108,6 +108,10 @@ class VectorLowering(KernelLowering):
 
   def emit(self, value: ir.Value) -> Lanes:
     if (found := self.lookup(value)) is not None: return found
+    if (packed := self.packed.get(value)) is not None:
+      panel, ranges = packed
+      with value.owner.location:
+        return vector.load(self.vector_type(value.type), panel, [self.lookup(r) for r in ranges] + [index_constant(self.column)])
     op = value.owner
     name = op.name
     if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
@@ -136,9 +140,6 @@ class VectorLowering(KernelLowering):
     return Strided(arith.muli(a.base, b), a.stride * factor) if isinstance(a, Strided) and factor is not None else None
 
   def emit_load(self, op: ir.OpView) -> Lanes:
-    if (packed := self.packed.get(op.results[0])) is not None:
-      panel, ranges = packed
-      return vector.load(self.vector_type(op.results[0].type), panel, [self.lookup(r) for r in ranges] + [index_constant(self.column)])
     segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     indices = [self.emit(v) for v in op.operands[1:1 + segments[1]]]
     valid = self.emit(op.operands[-1]) if segments[2] else None
@@ -303,7 +304,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
   if pack:
     with before[u]:
       for reduction in reductions:
-        for read in varying_reads(reduction, j): lowering.pack(read.results[0], reduction, j, starts[j], width, entry)
+        for value in pack_values(reduction, j, u): lowering.pack(value, reduction, j, starts[j], width, entry)
   with point:
     tiles = []
     for row in range(rows):

@@ -45,6 +45,19 @@ def varying_reads(reduction: ir.Operation, j: ir.Value) -> list[ir.OpView]:
   return [op for op in body if op.name == "uop.index" and uses_any(op.results[0], {j})]
 
 
+def pack_values(reduction: ir.Operation, j: ir.Value, u: ir.Value) -> list[ir.Value]:
+  """The largest float values in the reduction's body that move with `j` but not with `u` (a read along `j`, with
+  the padding select around it): each is copied into a panel once per group."""
+  found, stack, seen = [], [reduction.operands[0]], set()
+  while stack:
+    value = stack.pop()
+    if isinstance(value, ir.BlockArgument) or value in seen or not uses_any(value, {j}): continue
+    seen.add(value)
+    if is_float(value.type) and not uses_any(value, {u}): found.append(value)
+    else: stack.extend(value.owner.operands)
+  return found
+
+
 def is_contiguous(read: ir.OpView, j: ir.Value) -> bool:
   """Whether the read's last index moves with `j` and no other index does (a gate may: it becomes a mask)."""
   indices = list(read.operands[1:1 + ir.ShapedType(read.operands[0].type).rank])
@@ -101,7 +114,8 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if not any(reads.values()): return None
   unroll = 0
   if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
-    if all(size(r.operands[-1]) % lanes == 0 for r in reductions): unroll, vectors = 1, 4 if lanes >= 16 else vectors  # fewer j blocks recompute it
+    if all(size(r.operands[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
+      unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, size(loops[-1]) // lanes))
   candidates = [r for r in loops[:-1] if size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
