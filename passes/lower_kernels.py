@@ -2,8 +2,10 @@
 
 The loop ranges of a kernel's store become one `scf.parallel` whose outermost range runs over
 [begin, end), two index arguments after the buffers, so a runtime can split the work (`pytc.extent` is that
-range's full size). The body is scalar loops (kernel_lowering.py), or vector code for a kernel marked
-`pytc.vector` (lower_vector.py), whose outermost range then counts blocks.
+range's full size). Reductions that vary only with outer ranges (a row's max, fused by pytc-fuse) are
+computed once per outer iteration, between the outer and the inner parallel loops. The body is scalar loops
+(kernel_lowering.py), or vector code for a kernel marked `pytc.vector` (lower_vector.py), whose outermost
+range then counts blocks.
 """
 from mlir import ir
 from mlir.dialects import arith, func, scf
