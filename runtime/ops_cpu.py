@@ -108,7 +108,7 @@ class CPUQueue:
       entry, kernargs, slices = packet.fields[:3]
       if entry not in self._entries: self._entries[entry] = KERNEL_ABI(entry)
       if slices <= 1: self._entries[entry](kernargs + 8)
-      else: self._split(self._entries[entry], kernargs, slices)
+      else: self._split(entry, kernargs, slices)
     elif packet.op is Op.SIGNAL:
       with self.device.changed:
         Signal.memory_at(packet.fields[0]).value = packet.fields[1]
@@ -116,13 +116,13 @@ class CPUQueue:
     elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
     elif packet.op is Op.WAIT: self._wait(*packet.fields)
 
-  def _split(self, kernel: ctypes._CFuncPtr, kernargs: int, slices: int) -> None:
+  def _split(self, entry: int, kernargs: int, slices: int) -> None:
     """Run the launch as `slices` launches over consecutive parts of its outermost range, on this thread and the device's workers."""
     values = Kernargs.values_at(kernargs)
     begin, end = values[-2:]
     bounds = [begin + (end - begin) * i // slices for i in range(slices + 1)]
     parts = [Kernargs(values[:-2] + [lo, hi]) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-    self.device.workers.run([lambda part=part: kernel(part.address + 8) for part in parts])
+    self.device.workers.run(entry, [part.address + 8 for part in parts])
 
   def _wait(self, address: int, value: int) -> None:
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
@@ -138,7 +138,7 @@ class CPUDevice:
     self.name, self.error = name, None
     self.changed = threading.Condition()  # notified whenever the queue writes a signal or stops
     self.cores = os.cpu_count() or 1
-    self.workers = Workers(self.cores - 1, f"{name}:core")
+    self.workers = Workers(self.cores - 1)
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
     self._free_buffers: dict[int, list[CPUBuffer]] = {}

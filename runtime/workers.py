@@ -1,60 +1,22 @@
-"""Threads that run the slices of a split kernel launch, one per extra core.
-
-A thread that has gone to sleep costs a wake-up on the next launch, and on a virtual machine waking an idle
-vCPU can take longer than a small kernel runs. So a worker that finishes a slice keeps polling for the next
-one for `spin_s` (yielding the GIL between polls; kernels run without it) before it blocks, and the thread
-that splits a launch runs the first slice itself and polls for the others the same way.
-"""
+"""The CPU device's core threads: parallel.c, built with the package and loaded here. A split launch's slices
+run on the calling thread and the pool's threads with no Python (and no GIL) between them; a pool thread
+polls for the next launch for a while before it sleeps, so back-to-back launches need no wake-up."""
 from __future__ import annotations
 
-import collections
-import threading
-import time
-from collections.abc import Callable
+import ctypes
+from pathlib import Path
+
+_library = ctypes.CDLL(str(Path(__file__).resolve().with_name("libpytc_parallel.so")))
+_library.pytc_parallel_start.argtypes, _library.pytc_parallel_start.restype = [ctypes.c_int], ctypes.c_int
+_library.pytc_parallel_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+_library.pytc_parallel_run.restype = None
 
 
 class Workers:
-  def __init__(self, count: int, name: str, spin_s: float = 0.002):
-    self.spin_s, self._tasks = spin_s, collections.deque()
-    self._ready = threading.Condition()
-    for i in range(count): threading.Thread(target=self._serve, name=f"{name}:{i + 1}", daemon=True).start()
+  """`count` threads (shared by every device of the process) that, with the caller, run a launch's slices."""
+  def __init__(self, count: int):
+    if count > 0 and _library.pytc_parallel_start(count) < 0: raise OSError("could not start the CPU worker threads")
 
-  def run(self, calls: list[Callable[[], None]]) -> None:
-    """Run every call, the first on this thread and the rest on the workers; returns when all are done.
-    The first exception raised by a call is raised here."""
-    pending, errors = [len(calls) - 1], []
-
-    def finish(call: Callable[[], None]) -> None:
-      try: call()
-      except Exception as error: errors.append(error)
-      finally:
-        with self._ready:
-          pending[0] -= 1
-          self._ready.notify_all()
-
-    with self._ready:
-      self._tasks.extend((finish, call) for call in calls[1:])
-      self._ready.notify_all()
-    try: calls[0]()
-    finally: self._await(lambda: pending[0] == 0)
-    if errors: raise errors[0]
-
-  def _await(self, done: Callable[[], bool]) -> None:
-    deadline = time.perf_counter() + self.spin_s
-    while not done() and time.perf_counter() < deadline: time.sleep(0)
-    with self._ready:
-      while not done(): self._ready.wait()
-
-  def _take(self) -> tuple[Callable, Callable]:
-    deadline = time.perf_counter() + self.spin_s
-    while time.perf_counter() < deadline:
-      try: return self._tasks.popleft()
-      except IndexError: time.sleep(0)
-    with self._ready:
-      while not self._tasks: self._ready.wait()
-      return self._tasks.popleft()
-
-  def _serve(self) -> None:
-    while True:
-      finish, call = self._take()
-      finish(call)
+  def run(self, entry: int, arguments: list[int]) -> None:
+    """Call the kernel at `entry` once per argument block address, the calls spread over the cores."""
+    _library.pytc_parallel_run(entry, (ctypes.c_void_p * len(arguments))(*arguments), len(arguments))

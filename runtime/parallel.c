@@ -1,0 +1,81 @@
+// The CPU device's core threads: run the slices of one kernel launch on all cores without the Python GIL.
+//
+// pytc_parallel_run(kernel, args, count) calls kernel(args[i]) for i in [0, count): the calling thread and
+// the pool's threads take slices from a shared counter until none is left, then the caller waits for the
+// last one. Between launches a pool thread polls for the next one for a while (a wake-up from sleep costs
+// more than a small kernel runs), then sleeps on a condition variable.
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef void (*kernel_fn)(void **);
+
+enum { POLLS_BEFORE_SLEEP = 1 << 18, CLOSED = 1 << 30 };
+
+static pthread_mutex_t launching = PTHREAD_MUTEX_INITIALIZER;  // one launch at a time, from any device
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;
+  atomic_uint_fast64_t generation;  // bumped by every launch
+  atomic_int next, done, sleepers, threads;
+  kernel_fn kernel;
+  void **args;
+  int count;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER};
+
+static void take_slices(void) {
+  for (int i; (i = atomic_fetch_add(&pool.next, 1)) < pool.count;) {
+    pool.kernel((void **)pool.args[i]);
+    atomic_fetch_add(&pool.done, 1);
+  }
+}
+
+static void *serve(void *unused) {
+  (void)unused;
+  uint_fast64_t seen = atomic_load(&pool.generation);
+  for (;;) {
+    int polls = 0;
+    while (atomic_load(&pool.generation) == seen && ++polls < POLLS_BEFORE_SLEEP) sched_yield();
+    if (atomic_load(&pool.generation) == seen) {
+      pthread_mutex_lock(&pool.lock);
+      atomic_fetch_add(&pool.sleepers, 1);
+      while (atomic_load(&pool.generation) == seen) pthread_cond_wait(&pool.wake, &pool.lock);
+      atomic_fetch_sub(&pool.sleepers, 1);
+      pthread_mutex_unlock(&pool.lock);
+    }
+    seen = atomic_load(&pool.generation);
+    take_slices();
+  }
+  return 0;
+}
+
+// Start `threads` pool threads (once; later calls return the number running). Returns -1 if none could start.
+int pytc_parallel_start(int threads) {
+  pthread_mutex_lock(&pool.lock);
+  for (int started = atomic_load(&pool.threads); started < threads; started++) {
+    pthread_t thread;
+    if (pthread_create(&thread, 0, serve, 0) != 0) break;
+    pthread_detach(thread);
+    atomic_fetch_add(&pool.threads, 1);
+  }
+  pthread_mutex_unlock(&pool.lock);
+  return atomic_load(&pool.threads) ? atomic_load(&pool.threads) : -1;
+}
+
+// Run kernel(args[i]) for every i < count; concurrent callers take turns.
+void pytc_parallel_run(kernel_fn kernel, void **args, int count) {
+  pthread_mutex_lock(&launching);
+  atomic_store(&pool.next, CLOSED);  // a thread still leaving the last launch takes no slice of this one
+  pool.kernel = kernel, pool.args = args, pool.count = count;
+  atomic_store(&pool.done, 0);
+  atomic_store(&pool.next, 0);
+  pthread_mutex_lock(&pool.lock);
+  atomic_fetch_add(&pool.generation, 1);
+  if (atomic_load(&pool.sleepers)) pthread_cond_broadcast(&pool.wake);
+  pthread_mutex_unlock(&pool.lock);
+  take_slices();
+  while (atomic_load(&pool.done) < count) sched_yield();
+  pthread_mutex_unlock(&launching);
+}
