@@ -155,3 +155,17 @@ def test_freed_buffers_are_reused_by_size():
   device.free(first)
   assert device.alloc(4096) is first and device.alloc(4096) is not first
   assert device.alloc(64) is not first
+
+
+def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
+  device, entry = CPUDevice(), add_one_kernel(4096)
+  buffers = [(float_buffer(np.arange(4096) * k), CPUBuffer(4096 * 4)) for k in range(2)]
+  args = [Kernargs([out.address, x.address, 0, extent(4096)]) for x, out in buffers]
+
+  def launch(arg: Kernargs) -> None:
+    for _ in range(50): device.compute._split(entry, arg.address, 7)
+
+  threads = [threading.Thread(target=launch, args=(arg,)) for arg in args]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join()
+  for k, (_, out) in enumerate(buffers): assert read(out).tolist() == list(np.arange(4096) * k + 1.0)
