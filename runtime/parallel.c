@@ -2,16 +2,25 @@
 //
 // pytc_parallel_run(kernel, args, count) calls kernel(args[i]) for i in [0, count): the calling thread and
 // the pool's threads take slices from a shared counter until none is left, then the caller waits for the
-// last one. Between launches a pool thread polls for the next one for a while (a wake-up from sleep costs
-// more than a small kernel runs), then sleeps on a condition variable.
+// last one. Between launches a pool thread polls for the next one for POLL_NS (a wake-up from sleep costs
+// more than a small kernel runs; much longer would take the cores from other programs), then sleeps on a
+// condition variable.
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef void (*kernel_fn)(void **);
 
-enum { POLLS_BEFORE_SLEEP = 1 << 18, CLOSED = 1 << 30 };
+enum { CLOSED = 1 << 30 };
+static const int64_t POLL_NS = 1000000;  // how long a thread polls for the next launch before it sleeps
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static pthread_mutex_t launching = PTHREAD_MUTEX_INITIALIZER;  // one launch at a time, from any device
 
@@ -36,8 +45,8 @@ static void *serve(void *unused) {
   (void)unused;
   uint_fast64_t seen = atomic_load(&pool.generation);
   for (;;) {
-    int polls = 0;
-    while (atomic_load(&pool.generation) == seen && ++polls < POLLS_BEFORE_SLEEP) sched_yield();
+    int64_t until = now_ns() + POLL_NS;
+    while (atomic_load(&pool.generation) == seen && now_ns() < until) sched_yield();
     if (atomic_load(&pool.generation) == seen) {
       pthread_mutex_lock(&pool.lock);
       atomic_fetch_add(&pool.sleepers, 1);
