@@ -1,7 +1,8 @@
 """pytc against NumPy (and, when installed, tinygrad on the CPU and torch eager / torch.compile) on the CPU.
 
-Every workload runs in one process, the implementations interleaved round by round (each timed call follows an
-untimed call of the same implementation, so no one pays for the thread pools another left spinning); the table
+Every workload runs in one process, the implementations interleaved round by round (each timed call follows a
+short pause and an untimed call of the same implementation, so no one pays for the thread pools another left
+spinning, like libgomp's after torch); the table
 gives medians (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
@@ -24,6 +25,8 @@ from dataclasses import dataclass
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 import numpy as np  # noqa: E402
+
+SETTLE_S = 0.02  # seconds: the pause before each implementation's calls
 
 
 @dataclass
@@ -144,7 +147,8 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   times: dict[str, list[float]] = {name: [] for name in impls}
   for _ in range(rounds):
     for name, fn in impls.items():
-      fn()  # untimed: the threads the previous implementation left spinning, and idle cores, settle on this call
+      time.sleep(SETTLE_S)  # the thread pools the previous implementation left spinning go to sleep
+      fn()  # untimed: wakes this implementation's own threads
       times[name].append(timed(fn))
   medians = {name: statistics.median(t) * 1e3 for name, t in times.items()}
   floor_ms = max(w.bytes / bandwidth, w.flops / sgemm) * 1e3
