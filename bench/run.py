@@ -1,8 +1,8 @@
 """pytc against NumPy (and, when installed, tinygrad on the CPU and torch eager / torch.compile) on the CPU.
 
-Every workload runs in one process, the implementations interleaved round by round (each timed call follows a
-short pause and an untimed call of the same implementation, so no one pays for the thread pools another left
-spinning, like libgomp's after torch); the table
+Every workload runs in one process, the implementations interleaved round by round; in each round an
+implementation gets a short pause (the thread pools another left spinning, like libgomp's after torch, go to
+sleep), 10 ms of untimed calls (idle cores wake and clock up) and then the mean of 10 ms of calls; the table
 gives medians (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
@@ -102,6 +102,18 @@ def timed(fn: Callable) -> float:
   return time.perf_counter() - start
 
 
+def steady(fn: Callable, seconds: float = 0.01) -> float:
+  """Seconds per call once the machine is busy again: calls for `seconds` untimed (cores wake and clock up after
+  idling), then the mean of calls for `seconds` more (at least one)."""
+  end = time.perf_counter() + seconds
+  while time.perf_counter() < end: fn()
+  calls, start = 0, time.perf_counter()
+  while not calls or time.perf_counter() - start < seconds:
+    fn()
+    calls += 1
+  return (time.perf_counter() - start) / calls
+
+
 def machine_limits() -> tuple[float, float]:
   """Copy bandwidth (bytes/s, read + write) and NumPy's sgemm rate (flop/s)."""
   src = np.ones(32 * 2**20, np.float32)
@@ -148,8 +160,7 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   for _ in range(rounds):
     for name, fn in impls.items():
       time.sleep(SETTLE_S)  # the thread pools the previous implementation left spinning go to sleep
-      fn()  # untimed: wakes this implementation's own threads
-      times[name].append(timed(fn))
+      times[name].append(steady(fn))
   medians = {name: statistics.median(t) * 1e3 for name, t in times.items()}
   floor_ms = max(w.bytes / bandwidth, w.flops / sgemm) * 1e3
   return {"medians_ms": medians, "pytc_kernels": kernels, "floor_ms": floor_ms, "pytc_compile_ms": compile_ms}
