@@ -6,6 +6,7 @@ sleep), 10 ms of untimed calls (idle cores wake and clock up) and then the mean 
 gives medians (ms), each implementation's ratio to NumPy, pytc's kernel count, and pytc's ratio to the physical floor
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
+pytc's result is checked against NumPy's first; a mismatch stops the run.
 OpenBLAS's idle threads spin for ~0.1 s after each call by default, stealing the cores from whatever runs next in
 an interleaved benchmark; OPENBLAS_THREAD_TIMEOUT=4 (set unless given) makes them sleep at once.
 
@@ -154,8 +155,10 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   compile_ms = pytc_compile_times(impls["pytc"])
   for fn in impls.values(): fn()  # compile and warm up
   GlobalCounters.reset()
-  impls["pytc"]()
+  ours, reference = impls["pytc"]().numpy(), w.numpy(*arrays)
   kernels = GlobalCounters.kernel_count
+  scale = float(np.abs(reference).max()) or 1.0
+  if not np.allclose(ours, reference, rtol=1e-3, atol=1e-4 * scale): raise SystemExit(f"{w.name}: pytc's result differs from NumPy's")
   times: dict[str, list[float]] = {name: [] for name in impls}
   for _ in range(rounds):
     for name, fn in impls.items():
