@@ -32,6 +32,7 @@ class Op(enum.IntEnum):
 
 
 HEADER = struct.Struct("<II")
+OPCODES = {op.value: op for op in Op}
 PAYLOADS = {Op.EXEC: struct.Struct("<QQ3I3I"), Op.SIGNAL: struct.Struct("<QQ"), Op.WAIT: struct.Struct("<QQ"),
             Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<")}
 
@@ -119,9 +120,9 @@ def decode(command_buffer: bytes) -> Iterator[Packet]:
   while offset < len(command_buffer):
     if offset + HEADER.size > len(command_buffer): raise ValueError(f"truncated packet header at byte {offset}")
     opcode, size = HEADER.unpack_from(command_buffer, offset)
-    if opcode not in Op.__members__.values(): raise ValueError(f"unknown opcode {opcode} at byte {offset}")
-    payload = PAYLOADS[Op(opcode)]
+    if (op := OPCODES.get(opcode)) is None: raise ValueError(f"unknown opcode {opcode} at byte {offset}")
+    payload = PAYLOADS[op]
     if size != HEADER.size + payload.size or offset + size > len(command_buffer):
-      raise ValueError(f"bad size {size} for {Op(opcode).name} at byte {offset}")
-    yield Packet(Op(opcode), payload.unpack_from(command_buffer, offset + HEADER.size))
+      raise ValueError(f"bad size {size} for {op.name} at byte {offset}")
+    yield Packet(op, payload.unpack_from(command_buffer, offset + HEADER.size))
     offset += size

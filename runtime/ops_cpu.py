@@ -8,6 +8,7 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -74,27 +75,27 @@ class CPUQueue:
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes) -> None:
-    try: waits = any(packet.op is Op.WAIT for packet in decode(command_buffer))
-    except ValueError: waits = True  # malformed: the worker reports it as a device error
+    try: packets = list(decode(command_buffer))
+    except ValueError: packets = None  # malformed: the worker reports it as a device error
     with self._state:
-      inline = self._outstanding == 0 and not waits
+      inline = self._outstanding == 0 and packets is not None and not any(packet.op is Op.WAIT for packet in packets)
       self._outstanding += 1
       if inline: self._executing.acquire()
-    if inline: self._execute_buffer(command_buffer)
+    if inline: self._execute_packets(packets)
     else: self._pending.put(command_buffer)
 
   def _run(self) -> None:
     while True:
       command_buffer = self._pending.get()
       self._executing.acquire()
-      self._execute_buffer(command_buffer)
+      self._execute_packets(decode(command_buffer))  # decoded lazily: a malformed buffer fails in the try below
 
-  def _execute_buffer(self, command_buffer: bytes) -> None:
-    """Run one command buffer holding the execution lock (released here); an error stops the queue, and waiters
-    on this device's signals raise DeviceError."""
+  def _execute_packets(self, packets: Iterable[Packet]) -> None:
+    """Run one command buffer's packets holding the execution lock (released here); an error (a malformed buffer
+    included) stops the queue, and waiters on this device's signals raise DeviceError."""
     try:
       if self.device.error is None:
-        for packet in decode(command_buffer): self._execute(packet)
+        for packet in packets: self._execute(packet)
     except Exception as error:
       with self.device.changed:
         self.device.error = f"{self.device.name} queue stopped: {type(error).__name__}: {error}"
