@@ -17,6 +17,7 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.passes import PassError
+from pytc.passes.clone import dependencies
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
@@ -63,6 +64,7 @@ class VectorLowering(KernelLowering):
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
     self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
     self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
+    self.row_cache: dict[ir.Value, ir.Value] = {}  # a value along j -> the row buffer a reduction left it in
 
   def pack(self, value: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
@@ -78,6 +80,24 @@ class VectorLowering(KernelLowering):
         self.scopes.pop()
     self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
+
+  def sum_row(self, reduction: ir.Operation, cached: ir.Value, entry: ir.Block) -> None:
+    """A float sum over one range `k` as long as the row, as vector code, whose body, the same computation as
+    `cached` along `j`, is kept in a row buffer as it goes: the loop along `j` reads it instead of computing it
+    again (softmax's exponentials)."""
+    k, body, element = reduction.operands[1], reduction.operands[0], reduction.results[0].type
+    size, lanes_type = ir.IntegerAttr(k.owner.attributes["size"]).value, self.vector_type(element)
+    with ir.InsertionPoint.at_block_begin(entry): row = memref.alloca(ir.MemRefType.get([size], element), [], [])
+    loop = scf.ForOp(index_constant(0), index_constant(size), index_constant(self.lanes), [vector.broadcast(lanes_type, constant(element, 0))])
+    with ir.InsertionPoint(loop.body):
+      self.scopes.append({k: Strided(loop.induction_variable, 1)})
+      lanes = self.vector(self.emit(body))
+      vector.store(lanes, row, [loop.induction_variable])
+      scf.YieldOp([arith.addf(loop.inner_iter_args[0], lanes, fastmath=ir.Attribute.parse("#arith.fastmath<reassoc>"))])
+      self.scopes.pop()
+    self.scopes[-1][reduction.results[0]] = vector.reduction(element, vector.CombiningKind.ADD, loop.results[0],
+                                                             fastmath=ir.Attribute.parse("#arith.fastmath<reassoc>"))
+    self.row_cache[cached] = row
 
   def loop_nest(self, ranges: list[ir.Value], body: Callable[[list[ir.Value]], None], positions: tuple[ir.Value, ...] = ()) -> None:
     """scf.for loops over `ranges` (each mapped to its induction variable) around `body(induction variables)`."""
@@ -108,6 +128,8 @@ class VectorLowering(KernelLowering):
 
   def emit(self, value: ir.Value) -> Lanes:
     if (found := self.lookup(value)) is not None: return found
+    if (row := self.row_cache.get(value)) is not None:
+      with value.owner.location: return vector.load(self.vector_type(value.type), row, [self.lookup(self.aligned_j).base])
     if (packed := self.packed.get(value)) is not None:
       panel, ranges = packed
       with value.owner.location:
@@ -238,6 +260,32 @@ class VectorLowering(KernelLowering):
     return result
 
 
+def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value], seen: dict | None = None) -> bool:
+  """Whether `a` computes what `b` does with each range in `renamed` in place of its value."""
+  seen = {} if seen is None else seen
+  if (a, b) in seen: return seen[(a, b)]
+  if a in renamed or a == b: return renamed.get(a, a) == b
+  if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument) or a.type != b.type: return False
+  x, y = a.owner, b.owner
+  if x.name != y.name or x.name == "uop.range" or len(x.operands) != len(y.operands) or len(x.results) != 1: return False
+  if {n: str(v) for n, v in x.attributes.items()} != {n: str(v) for n, v in y.attributes.items()}: return False
+  seen[(a, b)] = result = all(same_under(p, q, renamed, seen) for p, q in zip(x.operands, y.operands))
+  return result
+
+
+def row_sum_twin(reduction: ir.Operation, stored: ir.OpView, j: ir.Value, lanes: int) -> ir.Value | None:
+  """The value along `j` in the stored computation that is the body of `reduction` (a float sum over one range as
+  long as `j`, a multiple of the lanes) with `j` for that range; None if there is none."""
+  kind, ranges = ir.IntegerAttr(reduction.attributes["kind"]).value, list(reduction.operands[1:])
+  size = range_size(j)
+  if kind != 0 or not is_float(reduction.results[0].type) or len(ranges) != 1 or range_size(ranges[0]) != size or size % lanes:
+    return None
+  candidates = dependencies(stored.operands[0].owner.operation,
+                            lambda op, v: not isinstance(v, ir.BlockArgument) and op.name != "uop.range_reduce")
+  return next((op.results[0] for op in candidates if len(op.results) == 1 and op.name != "uop.range_reduce"
+               and same_under(op.results[0], reduction.operands[0], {j: ranges[0]})), None)
+
+
 def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
 
 
@@ -300,7 +348,9 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
   lowering.aligned_j = j
   if stream:
     with before[None]:
-      for reduction in hoisting_depth(stored, loops[:-1] + [j])[1]: lowering.emit(reduction.results[0])
+      for reduction in hoisting_depth(stored, loops[:-1] + [j])[1]:
+        if (cached := row_sum_twin(reduction, stored, j, lanes)) is not None: lowering.sum_row(reduction, cached, entry)
+        else: lowering.emit(reduction.results[0])
   if pack:
     with before[u]:
       for reduction in reductions:

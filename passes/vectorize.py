@@ -14,7 +14,9 @@ fused into attention's second matmul) is done once per tile row and reduce step;
 (that range's size must divide by `lanes`; otherwise the kernel gets one row of up to WIDE_VECTORS vectors).
 A kernel whose reductions do not vary along `j` (elementwise work, or a row's max or mean fused into it) gets
 stream mode (`stream = 1`) when its store and every read that moves with `j` are contiguous along it: vector
-loads and stores along `j`, the reductions computed once per row before the loop along `j`, and stores
+loads and stores along `j`, the reductions computed once per row before the loop along `j` (a float sum whose
+body the output also computes along `j`, like softmax's exponentials, as vector code that keeps that body in a
+row buffer for the loop along `j` to read back), and stores
 aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where rows are a multiple of the
 lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream]}` (`upcast`
 is the id of `u`, -1 if none) and

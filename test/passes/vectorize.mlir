@@ -132,3 +132,32 @@ func.func @sub_row_max(%a: tensor<4x32xf32>) {
   uop.sink %s : tensor<4x32xf32>
   return
 }
+
+// -----
+
+// Softmax in one kernel: the sum's body is the output's numerator along the row, so the sum runs as vector
+// code that keeps each exponential in a row buffer, and the loop along the row reads them back instead of
+// computing them again.
+// LOWER-LABEL: func.func @r_4_16_16_16(
+// LOWER: %[[ROW:.*]] = memref.alloca() : memref<16xf32>
+// LOWER: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args({{.*}}) -> (vector<8xf32>)
+// LOWER: math.floor
+// LOWER: vector.store %[[E:.*]], %[[ROW]][%[[K]]] : memref<16xf32>, vector<8xf32>
+// LOWER: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
+// LOWER-NOT: math.floor
+// LOWER: vector.load %[[ROW]][%{{.*}}] : memref<16xf32>, vector<8xf32>
+// LOWER-NOT: math.floor
+// LOWER: return
+func.func @softmax(%a: tensor<4x16xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x16xf32> -> tensor<4x1xf32>
+  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x16xf32>
+  %n = uop.neg %me : tensor<4x16xf32>
+  %d = uop.add %a, %n : tensor<4x16xf32>
+  %e = uop.exp2 %d : tensor<4x16xf32>
+  %s = uop.reduce add %e [1] : tensor<4x16xf32> -> tensor<4x1xf32>
+  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x16xf32>
+  %r = uop.recip %se : tensor<4x16xf32>
+  %o = uop.mul %e, %r : tensor<4x16xf32>
+  uop.sink %o : tensor<4x16xf32>
+  return
+}
