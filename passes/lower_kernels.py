@@ -68,6 +68,9 @@ def lower_kernel(kernel: func.FuncOp) -> None:
     extent = (lower_vector_body if vectorized else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry)
     func.ReturnOp([])
   lowered.attributes["pytc.kernel"] = ir.UnitAttr.get()
+  # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing.
+  noalias = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()})
+  lowered.arg_attrs = ir.ArrayAttr.get([noalias] * len(params) + [ir.DictAttr.get({})] * 2)
   lowered.attributes["pytc.extent"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), extent)
   kernel.operation.erase()
 
