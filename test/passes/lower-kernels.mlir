@@ -7,7 +7,7 @@
 // that loop nest. The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph
 // keeps its launches.
 // CHECK-LABEL: func.func @r_4_8
-// CHECK-SAME: (%[[RO:[a-z0-9]+]]: memref<4x1xf32>, %[[RA:[a-z0-9]+]]: memref<4x8xf32>, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
+// CHECK-SAME: (%[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
@@ -29,7 +29,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @E_4_8
-// CHECK-SAME: (%[[EO:[a-z0-9]+]]: memref<4x8xf32>, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
 // CHECK-NOT: scf.for
@@ -85,7 +85,7 @@ func.func @prod(%a: tensor<4x3xf32>) {
 
 // A signed integer max starts from the smallest i32 and uses maxsi.
 // CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi32>, %[[A:[a-z0-9]+]]: memref<8xi32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[MIN:.*]] = arith.constant -2147483648 : i32
 // CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[MIN]]) -> (i32) {
 // CHECK: %[[X:.*]] = memref.load %[[A]]
@@ -101,7 +101,7 @@ func.func @imax(%a: tensor<8xi32>) {
 // Unsigned buffers become signless: ui8 is i8 in the kernel, its max starts from 0 and
 // uses maxui. With no loop range the store is not inside an scf.parallel.
 // CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi8>, %[[A:[a-z0-9]+]]: memref<8xi8>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi8> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi8> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i8
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -123,7 +123,7 @@ func.func @umax(%a: tensor<8xui8>) {
 // Two reduce ranges become two nested scf.for loops, the inner one carrying the outer
 // accumulator.
 // CHECK-LABEL: func.func @r_{{[0-9_]+}}(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -148,7 +148,7 @@ func.func @sum_all(%a: tensor<4x8xf32>) {
 // A gated read (padding) clamps its index to 0 where the condition fails, loads, and
 // selects 0 there.
 // CHECK-LABEL: func.func @E_7
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<7xf32>, %[[A:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<7xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -168,7 +168,7 @@ func.func @pad(%a: tensor<4xf32>) {
 
 // Boolean buffers are bytes: a comparison result is widened with extui before the store.
 // CHECK-LABEL: func.func @E_4
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4xi8>, %{{[a-z0-9]+}}: memref<4xf32>, %{{[a-z0-9]+}}: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK: %[[C:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: %[[B:.*]] = arith.extui %[[C]] : i1 to i8
 // CHECK-NEXT: memref.store %[[B]], %[[O]][%{{.*}}] : memref<4xi8>
@@ -183,7 +183,7 @@ func.func @bool_out(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 // An empty buffer is neither read nor written: the kernel over an empty output is empty and
 // its parameters are passed as 1-D empty memrefs.
 // CHECK-LABEL: func.func @E_0_4
-// CHECK-SAME: (%{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @empty
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<0x4xf32>, %[[OUT:[a-z0-9]+]]: memref<0x4xf32>)
@@ -198,7 +198,7 @@ func.func @empty(%a: tensor<0x4xf32>) {
 
 // A sum over an empty axis stores the identity 0 for every row and loads nothing.
 // CHECK-LABEL: func.func @r_4_0
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4x1xf32>, %{{[a-z0-9]+}}: memref<0xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: memref.load
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -215,7 +215,7 @@ func.func @sum_empty(%a: tensor<4x0xf32>) {
 // Hand-written kernel: a boolean buffer read under a gate is loaded as a byte, truncated to
 // i1 and selected with false where the gate fails; the float read is gated the same way.
 // CHECK-LABEL: func.func @gated_bool
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<6xf32>, %[[MASK:[a-z0-9]+]]: memref<4xi8>, %[[X:[a-z0-9]+]]: memref<4xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<6xf32> {llvm.noalias}, %[[MASK:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %[[X:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -281,7 +281,7 @@ func.func @transcendentals(%a: tensor<8xf32>, %h: tensor<8xf16>, %d: tensor<8xf6
 // With rows fused (the default pytc-fuse), a row's max is computed inside the kernel that reads it: a
 // parallel loop over rows, the max loop once per row, then a parallel loop along the row reading it.
 // ROW-LABEL: func.func @r_4_8_8(
-// ROW-SAME: %[[OUT:[a-z0-9]+]]: memref<4x8xf32>, %[[IN:[a-z0-9]+]]: memref<4x8xf32>
+// ROW-SAME: %[[OUT:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x8xf32>
 // ROW: scf.parallel (%[[I:[a-z0-9]+]]) =
 // ROW-NEXT: %[[MAX:[a-z0-9]+]]:2 = scf.for %[[K:[a-z0-9]+]] = {{.*}} -> (f32, i1) {
 // ROW-NEXT: memref.load %[[IN]][%[[I]], %[[K]]]

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @r_4_6_8(
 // CHECK-SAME: pytc.loop_order = "reduce-outer"
 // LOWER-LABEL: func.func @r_4_6_8(
-// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x6xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[B:[a-z0-9]+]]: memref<8x6xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x6xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<8x6xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // LOWER: %[[ACC:.*]] = memref.alloca() : memref<6xf32>
 // LOWER: scf.parallel (%[[I:.*]]) =
 // LOWER: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @r_8_16_4(
 // CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
 // LOWER-LABEL: func.func @r_8_16_4(
-// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32>, %[[A:[a-z0-9]+]]: memref<8x4xf32>, %[[B:[a-z0-9]+]]: memref<4x16xf32>
+// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8x4xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<4x16xf32>
 // LOWER-SAME: pytc.extent = 1 : i64
 // LOWER: %[[PANEL:.*]] = memref.alloca() : memref<4x16xf32>
 // LOWER: scf.parallel
@@ -89,7 +89,7 @@ func.func @not_vectorized(%a: tensor<4x16xf32>, %b: tensor<6x3xf32>, %c: tensor<
 // CHECK-LABEL: func.func @r_4_16_8(
 // CHECK-SAME: unroll = 1 : i64
 // LOWER-LABEL: func.func @r_4_16_8(
-// LOWER-SAME: %{{[a-z0-9]+}}: memref<4x16x1xf32>, %[[A:[a-z0-9]+]]: memref<4x8xf32>
+// LOWER-SAME: %{{[a-z0-9]+}}: memref<4x16x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32>
 // LOWER: %[[AK:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<4x8xf32>, vector<8xf32>
 // LOWER: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
 // LOWER: %[[LANE:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
@@ -117,7 +117,7 @@ func.func @prologue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
 // CHECK-LABEL: func.func @r_4_32_32(
 // CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}
 // LOWER-LABEL: func.func @r_4_32_32(
-// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32>, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
+// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
 // LOWER: scf.parallel (%[[I:[a-z0-9]+]]) =
 // LOWER-NEXT: %[[MAX:.*]]:2 = scf.for
 // LOWER: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1
