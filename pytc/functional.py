@@ -6,8 +6,8 @@ import math
 from typing import TYPE_CHECKING
 
 from pytc.dtype import dtypes
-from pytc.graph import LazyOp
 from pytc.helpers import per_dim
+from pytc.template import templated
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -18,18 +18,6 @@ def reduced(loss: Tensor, reduction: str) -> Tensor:
   if reduction == "sum": return loss.sum()
   if reduction == "mean": return loss.mean()
   raise ValueError(f"reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
-
-
-_WINDOW_PLANS: dict[tuple, tuple[tuple[str, tuple[int, ...], object], ...]] = {}
-
-
-def movement_chain(node: LazyOp, source: LazyOp) -> tuple[tuple[str, tuple[int, ...], object], ...]:
-  """The (op, shape, arg) steps of the single-source movement ops that lead from `source` to `node`."""
-  steps = []
-  while node is not source:
-    steps.append((node.op, node.shape, node.arg))
-    node = node.srcs[0]
-  return tuple(reversed(steps))
 
 
 class Functional:
@@ -49,20 +37,14 @@ class Functional:
     x = x.shrink(tuple((0, out * stride) if a == dim + 1 else None for a in range(x.ndim))).unflatten(dim + 1, (out, stride))
     return x.shrink(tuple((0, 1) if a == dim + 2 else None for a in range(x.ndim))).squeeze(dim + 2)
 
+  @templated
   def _pool(self, kernel: tuple[int, ...], stride: int | tuple[int, ...] = 1, dilation: int | tuple[int, ...] = 1) -> Tensor:
-    """Sliding windows over the last len(kernel) dims: (..., out..., kernel...). The chain of movement ops is
-    planned once per shape and parameters and replayed after, which spares the checks of each step."""
+    """Sliding windows over the last len(kernel) dims: (..., out..., kernel...)."""
     n, lead = len(kernel), self.ndim - len(kernel)
     strides, dilations = per_dim(stride, n), per_dim(dilation, n)
-    key = (self.shape, tuple(kernel), strides, dilations)
-    if (plan := _WINDOW_PLANS.get(key)) is None:
-      x = self
-      for axis in reversed(range(n)): x = x._windows(lead + axis, kernel[axis], strides[axis], dilations[axis])
-      x = x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
-      plan = _WINDOW_PLANS[key] = movement_chain(x.lazydata, self.lazydata)
-    node = self.lazydata
-    for op, shape, arg in plan: node = LazyOp(op, node.dtype, shape, node.device, (node,), arg)
-    return type(self)(node)
+    x = self
+    for axis in reversed(range(n)): x = x._windows(lead + axis, kernel[axis], strides[axis], dilations[axis])
+    return x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
 
   def _pad_spatial(self, padding, spatial: int, value: float = 0.0) -> Tensor:
     if isinstance(padding, int): pairs = [(padding, padding)] * spatial
@@ -71,6 +53,7 @@ class Functional:
     else: raise ValueError(f"padding {padding} does not fit {spatial} spatial dims")
     return self.pad(((0, 0),) * (self.ndim - spatial) + tuple(pairs), value=value) if any(sum(pairs, ())) else self
 
+  @templated
   def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0) -> Tensor:
     (batch, channels), (out_channels, group_channels), kernel = self.shape[:2], weight.shape[:2], weight.shape[2:]
     if self.ndim != weight.ndim or groups * group_channels != channels or out_channels % groups:

@@ -108,3 +108,18 @@ def test_batchnorm_and_dropout():
   finally:
     Tensor.training = False
   assert set(np.unique(dropped)) == {0.0, 2.0} and 400 < (dropped == 0).sum() < 600
+
+
+def test_conv2d_rebuilds_its_recorded_graph_for_new_inputs() -> None:
+  """The second call with the same signature replays the first call's graph on the new inputs."""
+  from pytc.template import _TEMPLATES
+  rng = np.random.default_rng(11)
+  results = []
+  for _ in range(2):
+    x, w, b = (rng.standard_normal(shape).astype(np.float32) for shape in ((2, 3, 6, 5), (4, 3, 3, 3), (4,)))
+    results.append((Tensor(x).conv2d(Tensor(w), Tensor(b), padding=1).numpy(), x, w, b))
+  assert any(key[0].endswith("conv2d") for key in _TEMPLATES)
+  for out, x, w, b in results:
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    want = np.einsum("ncyxij,ocij->noyx", np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3)), w) + b[None, :, None, None]
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,60 @@
+"""Graph templates: the graph a Tensor method builds, recorded on its first call for a signature (input shapes,
+dtypes, devices and the other arguments) and rebuilt from new inputs after, without running the method's
+Python again (its checks, broadcasting and intermediate Tensors) — a jit for graph building."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from pytc.dtype import DType
+from pytc.graph import LazyOp
+
+Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
+_TEMPLATES: dict[tuple, tuple[Step, ...] | None] = {}
+
+
+def record(output: LazyOp, inputs: list[LazyOp]) -> tuple[Step, ...] | None:
+  """The steps that compute `output` from `inputs` (sources are positions: the inputs, then earlier steps);
+  None when the graph reads data other than the inputs (a buffer made inside is not rebuilt)."""
+  position = {id(node): i for i, node in enumerate(inputs)}
+  steps: list[Step] = []
+  stack = [(output, False)]
+  while stack:
+    node, expanded = stack.pop()
+    if id(node) in position: continue
+    if not expanded:
+      stack.append((node, True))
+      stack.extend((src, False) for src in reversed(node.srcs))
+      continue
+    if node.op == "buffer": return None
+    steps.append((node.op, node.dtype, node.shape, node.device, tuple(position[id(src)] for src in node.srcs), node.arg))
+    position[id(node)] = len(inputs) + len(steps) - 1
+  return tuple(steps)
+
+
+def replay(steps: tuple[Step, ...], inputs: list[LazyOp]) -> LazyOp:
+  nodes = list(inputs)
+  for op, dtype, shape, device, sources, arg in steps: nodes.append(LazyOp(op, dtype, shape, device, tuple(nodes[i] for i in sources), arg))
+  return nodes[-1]
+
+
+def templated(method: Callable) -> Callable:
+  """Decorate a deterministic Tensor method whose result depends only on its Tensor arguments' graphs and on
+  its other (hashable) arguments: calls with the same signature share one recorded graph."""
+  @functools.wraps(method)
+  def call(self, *args, **kwargs):
+    tensor_type = type(self)
+    tensors = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, tensor_type)]
+    try:
+      key = (method.__qualname__, tuple((t.shape, t.dtype.name, t.device) for t in tensors),
+             tuple(None if isinstance(a, tensor_type) else a for a in args),
+             tuple(sorted((k, None if isinstance(v, tensor_type) else v) for k, v in kwargs.items())))
+      steps = _TEMPLATES.get(key, False)
+    except TypeError: return method(self, *args, **kwargs)  # an unhashable argument: no template
+    if steps is False:
+      result = method(self, *args, **kwargs)
+      _TEMPLATES[key] = steps = record(result.lazydata, [t.lazydata for t in tensors])
+      return result
+    if steps is None: return method(self, *args, **kwargs)
+    return tensor_type(replay(steps, [t.lazydata for t in tensors]))
+  return call
