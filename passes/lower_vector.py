@@ -18,6 +18,7 @@ from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.passes import PassError
 from pytc.passes.clone import dependencies
+from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
@@ -33,6 +34,7 @@ class Strided:
 
 Lanes = ir.Value | Strided
 STREAM_BYTES = 8 << 20  # outputs this large are written around the caches (they would only evict what is there)
+KEEP_WEIGHT = 4  # a row sum's body is kept for the loop along j when it weighs this much (a transcendental)
 
 
 @dataclass(frozen=True)
@@ -282,8 +284,11 @@ def row_sum_twin(reduction: ir.Operation, stored: ir.OpView, j: ir.Value, lanes:
     return None
   candidates = dependencies(stored.operands[0].owner.operation,
                             lambda op, v: not isinstance(v, ir.BlockArgument) and op.name != "uop.range_reduce")
-  return next((op.results[0] for op in candidates if len(op.results) == 1 and op.name != "uop.range_reduce"
+  twin = next((op.results[0] for op in candidates if len(op.results) == 1 and op.name != "uop.range_reduce"
                and same_under(op.results[0], reduction.operands[0], {j: ranges[0]})), None)
+  if twin is None: return None
+  work = dependencies(twin.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and op.name != "uop.range_reduce")
+  return twin if weight(work) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
 
 
 def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
