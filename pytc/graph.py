@@ -14,8 +14,11 @@ class LazyOp:
 
   def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
-    self._leaves, wiring = merge_leaves(self)
-    key = (op, dtype.name, shape, device, None if op == "buffer" else arg, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
+    if len(srcs) == 1:  # the common case, without the general merge
+      self._leaves, key = srcs[0].leaves, (op, dtype.name, shape, device, arg, srcs[0].structure)
+    else:
+      self._leaves, wiring = merge_leaves(self)
+      key = (op, dtype.name, shape, device, None if op == "buffer" else arg, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
     self.structure = _structures.setdefault(key, len(_structures))
 
   def __repr__(self) -> str: return f"LazyOp({self.op}, {self.dtype.name}, {self.shape}, {self.device})"
@@ -38,7 +41,6 @@ _structures: dict[tuple, int] = {}
 
 def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
   if node.op == "buffer": return None, ()
-  if len(node.srcs) == 1: return node.srcs[0].leaves, (None,)
   with_leaves = [src for src in node.srcs if src.leaves]
   if len(with_leaves) <= 1 or all(src.leaves == with_leaves[0].leaves for src in with_leaves):
     leaves = with_leaves[0].leaves if with_leaves else ()
