@@ -25,7 +25,7 @@ from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
-from pytc.passes.scalar import constant, is_float, load, lower_scalar, storage_type, store
+from pytc.passes.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
 from pytc.passes.vectorize import pack_values, uniform_roots
 
 
@@ -259,7 +259,8 @@ class VectorLowering(KernelLowering):
     kind, element, body = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type, reduction.operands[0]
     self.scopes.append(dict(tile.scope))
     self.column = tile.column
-    if kind == 0 and is_float(element) and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
+    fused = element in (ir.F32Type.get(), ir.F64Type.get())  # f16/bf16 fma would need a runtime library call
+    if kind == 0 and fused and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
       result = math.fma(self.vector(self.emit(body.owner.operands[0])), self.vector(self.emit(body.owner.operands[1])), acc)
     else: result = combine(kind, element, acc, self.vector(self.emit(body)))
     self.scopes.pop()
@@ -374,7 +375,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
     results: dict[ir.Operation, list[ir.Value]] = {}
     for reduction in reductions:
       kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
-      identity = vector.broadcast(lowering.vector_type(element), reduce_identity(kind, element))
+      identity = vector.broadcast(lowering.vector_type(signless(element)), reduce_identity(kind, element))
       results[reduction] = lowering.accumulate(reduction, list(reduction.operands[1:]), tiles, [identity] * len(tiles))
     for position, tile in enumerate(tiles):
       lowering.scopes.append({**tile.scope, **{r.results[0]: accs[position] for r, accs in results.items()}})

@@ -132,6 +132,8 @@ def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
   run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
   engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
   entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}
+  if missing := [kernel for kernel, address in entries.items() if not address]:
+    raise RuntimeError(f"the CPU JIT could not build kernel(s) {', '.join(missing)} (see the JIT error above)")
   if engine is not None: kernel_cache.store(key, engine)
   schedule.program = Program(entries, extents, kernel_ir, time.perf_counter() - start, engine)
   return schedule.program

@@ -118,3 +118,19 @@ def test_softmax_computes_each_exponential_once() -> None:
   assert "vector.reduction <add>" in kernel_ir(out) and kernel_ir(out).count("math.floor") == 1
   e = np.exp(x - x.max(-1, keepdims=True))
   close(out.numpy(), e / e.sum(-1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float64"])
+def test_matmul_in_other_float_types(dtype: str) -> None:
+  from pytc import dtypes
+  a, b = rng.standard_normal((40, 70)).astype(np.float32), rng.standard_normal((70, 48)).astype(np.float32)
+  out = (Tensor(a).cast(getattr(dtypes, dtype)) @ Tensor(b).cast(getattr(dtypes, dtype))).float().numpy()
+  np.testing.assert_allclose(out, a @ b, rtol=3e-2, atol=3e-2 * np.abs(a @ b).max())
+
+
+def test_unsigned_matmul_accumulates_in_vectors() -> None:
+  from pytc import dtypes
+  a, b = rng.integers(0, 7, (20, 37)), rng.integers(0, 7, (37, 33))
+  out = Tensor(a.astype(np.int64)).cast(dtypes.uint8) @ Tensor(b.astype(np.int64)).cast(dtypes.uint8)
+  assert f"vector<{lanes_for(33)}xi32>" in kernel_ir(out)
+  np.testing.assert_array_equal(out.numpy(), a @ b)
