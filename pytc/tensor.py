@@ -15,6 +15,7 @@ from pytc.graph import LazyOp, is_view
 from pytc.helpers import per_dim
 from pytc.indexing import Indexing
 from pytc.realize import realize
+from pytc.template import templated
 
 Scalar = int | float | bool
 
@@ -667,22 +668,26 @@ class Tensor(Indexing, Functional):
   def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
     return self / self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p).maximum(eps)
 
+  @templated
   def softmax(self, axis: int = -1) -> Tensor:
     shifted = self - self.max(axis, keepdim=True)
     e = shifted.exp()
     return e / e.sum(axis, keepdim=True)
 
+  @templated
   def log_softmax(self, axis: int = -1) -> Tensor:
     shifted = self - self.max(axis, keepdim=True)
     return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
   def rsqrt(self) -> Tensor: return self.reciprocal().sqrt()
+  @templated
   def layernorm(self, axis: int = -1, eps: float = 1e-5) -> Tensor:
     centered = self - self.mean(axis, keepdim=True)
     return centered * (centered * centered).mean(axis, keepdim=True).add(eps).rsqrt()
 
   # *** linear algebra ***
 
+  @templated
   def dot(self, w: Tensor) -> Tensor:
     if self.ndim == 0 or w.ndim == 0: raise ValueError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
     axis = -min(w.ndim, 2)
