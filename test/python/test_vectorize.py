@@ -134,3 +134,30 @@ def test_unsigned_matmul_accumulates_in_vectors() -> None:
   out = Tensor(a.astype(np.int64)).cast(dtypes.uint8) @ Tensor(b.astype(np.int64)).cast(dtypes.uint8)
   assert f"vector<{lanes_for(33)}xi32>" in kernel_ir(out)
   np.testing.assert_array_equal(out.numpy(), a @ b)
+
+
+def softmax_rows(s: np.ndarray) -> np.ndarray:
+  e = np.exp(s - s.max(-1, keepdims=True))
+  return e / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_shapes_through_the_vector_paths(seed: int) -> None:
+  """Register-blocked, stream-mode and scalar kernels on sizes that divide the blocks, leave partial blocks, or are
+  too narrow to vectorize, each against NumPy."""
+  r = np.random.default_rng(seed)
+  m, k, n = (int(r.choice(sizes)) for sizes in ([1, 3, 16, 17, 33], [1, 5, 16, 40], [8, 15, 16, 31, 48, 70]))
+  a, b, c = r.standard_normal((m, k)).astype(np.float32), r.standard_normal((k, n)).astype(np.float32), r.standard_normal(n).astype(np.float32)
+  A, B, C = Tensor(a), Tensor(b), Tensor(c)
+  cases = [
+    (((A @ B) * 2 + C).relu(), np.maximum((a @ b) * 2 + c, 0)),
+    (A @ Tensor(b.T.copy()).T, a @ b),
+    ((A @ B).softmax(-1), softmax_rows(a @ b)),
+    ((B * C).exp2() - B.max(0), np.exp2(b * c) - b.max(0)),
+    (B.layernorm(), (b - b.mean(-1, keepdims=True)) / np.sqrt(b.var(-1, keepdims=True) + 1e-5)),
+    ((B * B).sum(0) + C, (b * b).sum(0) + c),
+    (B.pad(((0, 0), (1, 2))).shrink(((0, k), (2, n + 2))) + B, np.pad(b, ((0, 0), (1, 2)))[:, 2:n + 2] + b),
+    ((A.reshape(m, k, 1) + B.reshape(1, k, n)).max(1), (a[:, :, None] + b[None]).max(1)),
+  ]
+  out, want = cases[seed % len(cases)]
+  close(out.numpy(), want)
