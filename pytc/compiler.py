@@ -11,7 +11,7 @@ from mlir.execution_engine import ExecutionEngine
 
 from pytc import kernel_cache
 from pytc.dialects import uop
-from pytc.helpers import DEBUG, getenv
+from pytc.helpers import DEBUG, cpu_features, getenv
 from pytc.passes import pass_manager
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, pytc-bufferize, "
@@ -21,10 +21,7 @@ SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, 
 def vector_lanes() -> int:
   """32-bit lanes of the vectors pytc-vectorize builds: 16 where the host has AVX-512, else 8 (two registers where
   they are narrower)."""
-  try:
-    with open("/proc/cpuinfo") as f: flags = next((line.split() for line in f if line.startswith("flags")), [])
-  except OSError: flags = []
-  return 16 if "avx512f" in flags else 8
+  return 16 if "avx512f" in cpu_features() else 8
 
 
 # 16 lanes (AVX-512) come with 32 vector registers: room for 8 rows x 2 vectors of accumulators; 8 lanes with 16: 4 rows

@@ -1,6 +1,7 @@
 """The on-disk kernel cache: compiled kernels as shared libraries, content-addressed by the kernel IR, the CPU
-lowering, the target and pytc's version. Each library sits beside the SHA-256 of its bytes; an entry whose bytes
-do not match, or that fails to load, is removed and rebuilt. Nothing is pickled.
+lowering, the target (machine, OS, CPU model and feature flags: the JIT compiles for the host) and pytc's
+version. Each library sits beside the SHA-256 of its bytes; an entry whose bytes do not match, or that fails to
+load, is removed and rebuilt. Nothing is pickled.
 
 PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off. Building a library
 needs a C compiler driver (`cc`); without one, kernels are JIT-compiled every time, as with the cache off.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from mlir.execution_engine import ExecutionEngine
 
-from pytc.helpers import DEBUG, getenv
+from pytc.helpers import DEBUG, cpu_features, getenv
 
 
 def cache_dir() -> Path | None:
@@ -28,7 +29,8 @@ def cache_dir() -> Path | None:
 
 
 def cache_key(kernel_ir: str, lowering: str) -> str:
-  text = f"pytc {version('pytc')}\n{platform.machine()}-{platform.system()}\n{lowering}\n{kernel_ir}"
+  target = f"{platform.machine()}-{platform.system()} {' '.join(cpu_features())}"  # the JIT uses all the host's features
+  text = f"pytc {version('pytc')}\n{target}\n{lowering}\n{kernel_ir}"
   return hashlib.sha256(text.encode()).hexdigest()
 
 

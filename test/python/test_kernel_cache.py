@@ -36,3 +36,11 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
 def test_cache_can_be_turned_off(tmp_path):
   assert "from_disk False" in run(tmp_path, PYTC_CACHE="0")
   assert not (tmp_path / "cache").exists()
+
+
+def test_the_key_depends_on_the_host_cpu(monkeypatch):
+  """A library JIT-compiled for one CPU's features is never loaded on another (it could hold instructions it lacks)."""
+  from pytc import kernel_cache
+  here = kernel_cache.cache_key("kernel ir", "lowering")
+  monkeypatch.setattr(kernel_cache, "cpu_features", lambda: ("Some Other CPU", "sse2"))
+  assert kernel_cache.cache_key("kernel ir", "lowering") != here
