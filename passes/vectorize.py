@@ -23,10 +23,12 @@ is the id of `u`, -1 if none) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops.
 """
+import sys
 from math import prod
 
 from mlir import ir
 
+from pytc.helpers import DEBUG
 from pytc.passes import functions_with, register
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
@@ -132,9 +134,11 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
 
 
-@register("pytc-vectorize", "mark reductions that read along the innermost output range for register-blocked vector code")
-def vectorize(module: ir.Operation, lanes: str = "8", rows: str = "4", vectors: str = "2", group: str = "16") -> None:
-  i64 = ir.IntegerType.get_signless(64)
+@register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)")
+def vectorize(module: ir.Operation, lanes: str = "8", rows: str = "4", vectors: str = "2", group: str = "16", explain: str = "0") -> None:
+  i64, verbose = ir.IntegerType.get_signless(64), explain not in ("0", "false") or DEBUG >= 3
   for fn in functions_with(module, "uop.end"):
-    if "pytc.kernel" in fn.attributes and (tile := choose_tile(fn.operation, int(lanes), int(rows), int(vectors), int(group))):
-      fn.attributes["pytc.vector"] = ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in tile.items()})
+    if "pytc.kernel" not in fn.attributes: continue
+    tile = choose_tile(fn.operation, int(lanes), int(rows), int(vectors), int(group))
+    if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
+    if tile: fn.attributes["pytc.vector"] = ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in tile.items()})

@@ -1,5 +1,15 @@
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=LOWER
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+
+// explain=1 prints each kernel's choice, in the order of the chunks below.
+// EXPLAIN: pytc-vectorize: r_8_16_4: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: r_10_3: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: r_4_16: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: r_6_5_3: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: r_4_16_8: {{.*}}'unroll': 1}
+// EXPLAIN-NEXT: pytc-vectorize: r_4_32_32: {{.*}}'stream': 1}
+// EXPLAIN-NEXT: pytc-vectorize: r_4_16_16_16: {{.*}}'stream': 1}
 
 // A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (which b does not
 // depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
