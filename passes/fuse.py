@@ -13,8 +13,8 @@ Otherwise every reader recomputes it: its value is cloned at the reader with the
 in place of its ranges (reads inside it inherit the reader's validity), and the buffer goes away.
 Then each reduction broadcast back along its rows (`reason = "reduce-expand"`: a softmax's max and
 sum, a layernorm's mean and variance), consumers first, moves into the one kernel that reads it, when
-that kernel reads it at its own outer ranges (a prefix of its loops) and every reduction in that kernel
-varies only with those: pytc-lower-kernels then computes it once per row, before the loop along the row,
+that kernel reads it at its own outer ranges (a prefix of its loops): pytc-lower-kernels then computes it once
+per row, before the loops along the row (inside a register-blocked reduction too: attention's PV matmul),
 and the row (at most `max_row` elements) is read again from cache instead of memory. A softmax becomes
 one kernel. Removing a materialization can neither create a cycle nor raise peak memory: it only merges a
 producer into its consumers. Each kept candidate records why in a `fuse` attribute; `explain=1`
@@ -95,8 +95,8 @@ class Fuser:
 
   def why_keep_row(self, bufferize: ir.Operation) -> str | None:
     """Why a reduction broadcast back over its rows (reduce-expand) cannot be computed inside its one consuming
-    kernel, once per row: the consumer must read it at a prefix of its own loop ranges, and every reduction in
-    the consumer must vary only with that prefix, so the lowering computes them all before the inner loops."""
+    kernel, once per row: the consumer must read it at a prefix of its own loop ranges, so the lowering can
+    compute it before the loops inside them."""
     source, *ranges = bufferize.operands
     producer = cone(source, self.materialized)
     if not any(op.name == "uop.range_reduce" for op in producer): return "no reduction"
@@ -114,10 +114,6 @@ class Fuser:
     prefix = set(loops[:len(read_at)])
     if not read_at: return "read at one element by every iteration"  # a whole-tensor reduction: computed once, apart
     if read_at != prefix: return "read at ranges that are not the consumer's outer ones"
-    inner, stop = set(loops) - prefix, self.materialized - {bufferize.results[0]}
-    for op in cone(kernel.operands[0], stop):
-      if op.name == "uop.range_reduce" and any(v in inner for o in cone(op.results[0], stop) for v in o.operands):
-        return "the consumer reduces along its inner ranges"
     return None
 
   def run(self) -> None:

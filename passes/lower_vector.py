@@ -26,7 +26,7 @@ from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.vectorize import pack_values, uniform_roots
+from pytc.passes.vectorize import pack_values, row_reductions, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -372,6 +372,12 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
         scope = {j: Strided(arith.addi(starts[j], index_constant(column * lanes)), 1)}
         if u is not None: scope[u] = arith.addi(starts[u], index_constant(row))
         tiles.append(Tile(scope, row, column * lanes))
+    for row in range(rows):  # reductions inside the tile reductions vary only with the row: once per tile row
+      row_tiles = [tile for tile in tiles if tile.row == row]
+      lowering.scopes.append({u: row_tiles[0].scope[u]} if u is not None else {})
+      values = {nested.results[0]: lowering.emit(nested.results[0]) for nested in row_reductions(reductions)}
+      lowering.scopes.pop()
+      for tile in row_tiles: tile.scope.update(values)
     results: dict[ir.Operation, list[ir.Value]] = {}
     for reduction in reductions:
       kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type

@@ -32,6 +32,7 @@ from pytc.helpers import DEBUG
 from pytc.passes import functions_with, register
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
+from pytc.passes.kernel_lowering import free_ranges
 from pytc.passes.order_loops import top_level_reductions, uses_any
 from pytc.passes.scalar import is_float
 
@@ -70,6 +71,17 @@ def is_contiguous(read: ir.OpView, j: ir.Value) -> bool:
 
 def panel_bytes(reduction: ir.Operation, width: int) -> int:
   return width * 4 * prod(size(r) for r in reduction.operands[1:])
+
+
+def row_reductions(reductions: list[ir.Operation]) -> list[ir.Operation]:
+  """The reductions inside the bodies of `reductions`, in dependency order: a register-blocked kernel computes them
+  once per tile row, before its own reductions, so they must vary only with output ranges other than `j`."""
+  found: dict[ir.Operation, None] = {}
+  for reduction in reductions:
+    if isinstance(reduction.operands[0], ir.BlockArgument): continue
+    for op in dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)):
+      if op.name == "uop.range_reduce": found[op] = None
+  return list(found)
 
 
 def uniform_weight(reduction: ir.Operation, j: ir.Value) -> int:
@@ -113,7 +125,8 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if isinstance(stored_value, ir.BlockArgument): return None
   reductions = top_level_reductions(stored_value)
   if not any(uses_any(r.results[0], {loops[-1]}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
-  if any(top_level_reductions(r.operands[0]) for r in reductions if not isinstance(r.operands[0], ir.BlockArgument)): return None
+  rows_only = set(loops[:-1])
+  if not all(free_ranges(n) <= rows_only for n in row_reductions(reductions)): return None  # truly nested reductions
   reads = {r: varying_reads(r, loops[-1]) for r in reductions}
   if not any(reads.values()): return None
   unroll = 0
