@@ -10,6 +10,7 @@
 // EXPLAIN-NEXT: pytc-vectorize: r_4_16_8: {{.*}}'unroll': 1}
 // EXPLAIN-NEXT: pytc-vectorize: r_4_32_32: {{.*}}'stream': 1}
 // EXPLAIN-NEXT: pytc-vectorize: r_4_16_16_16: {{.*}}'stream': 1}
+// EXPLAIN-NEXT: pytc-vectorize: r_4_16_8_8_8: {{.*}}'unroll': 1}
 
 // A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (which b does not
 // depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
@@ -169,5 +170,38 @@ func.func @softmax(%a: tensor<4x16xf32>) {
   %r = uop.recip %se : tensor<4x16xf32>
   %o = uop.mul %e, %r : tensor<4x16xf32>
   uop.sink %o : tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Attention's shape: a row softmax feeding a matmul. pytc-fuse moves the row max and sum into the matmul
+// kernel; the register-blocked kernel computes them once per tile row (scalar loops), before the loop that
+// accumulates the 4 x 2 output vectors.
+// CHECK-LABEL: func.func @r_4_16_8_8_8(
+// CHECK-SAME: unroll = 1 : i64
+// LOWER-LABEL: func.func @r_4_16_8_8_8(
+// LOWER-COUNT-4: scf.for {{.*}} -> (f32, i1)
+// LOWER: math.fma {{.*}} : vector<8xf32>
+// LOWER-NOT: -> (f32, i1)
+// LOWER: return
+func.func @softmax_matmul(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
+  %n = uop.neg %me : tensor<4x8xf32>
+  %d = uop.add %a, %n : tensor<4x8xf32>
+  %e = uop.exp2 %d : tensor<4x8xf32>
+  %s = uop.reduce add %e [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
+  %r = uop.recip %se : tensor<4x8xf32>
+  %p = uop.mul %e, %r : tensor<4x8xf32>
+  %x = uop.reshape %p : tensor<4x8xf32> -> tensor<4x1x8xf32>
+  %xe = uop.expand %x : tensor<4x1x8xf32> -> tensor<4x16x8xf32>
+  %bt = uop.permute %b [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
+  %y = uop.reshape %bt : tensor<16x8xf32> -> tensor<1x16x8xf32>
+  %ye = uop.expand %y : tensor<1x16x8xf32> -> tensor<4x16x8xf32>
+  %mm = uop.mul %xe, %ye : tensor<4x16x8xf32>
+  %o = uop.reduce add %mm [2] : tensor<4x16x8xf32> -> tensor<4x16x1xf32>
+  uop.sink %o : tensor<4x16x1xf32>
   return
 }
