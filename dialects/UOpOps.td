@@ -221,14 +221,14 @@ def UOp_CopyOp : UOp_Op<"copy", [Pure, SameOperandsAndResultType]> {
 }
 
 def UOp_AssignOp : UOp_Op<"assign", [SameOperandsAndResultType,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    MemoryEffects<[MemWrite]>]> {
   let summary = "write `value` into the buffer of `target`";
   let arguments = (ins UOp_Tensor:$target, UOp_Tensor:$value);
   let results = (outs UOp_Tensor:$result);
   let assemblyFormat = "$target `,` $value attr-dict `:` type($result)";
 }
 
-def UOp_SinkOp : UOp_Op<"sink", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+def UOp_SinkOp : UOp_Op<"sink", [MemoryEffects<[MemWrite]>]> {
   let summary = "the outputs of a graph: every source is realized";
   let arguments = (ins Variadic<UOp_Buffer>:$srcs);
   let assemblyFormat = "($srcs^ `:` type($srcs))? attr-dict";
@@ -303,7 +303,7 @@ def UOp_BufferizeOp : UOp_Op<"bufferize", [Pure]> {
   let hasVerifier = 1;
 }
 
-def UOp_BufferOp : UOp_Op<"buffer", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+def UOp_BufferOp : UOp_Op<"buffer", [MemoryEffects<[MemAlloc]>]> {
   let summary = "a new device buffer";
   let results = (outs AnyStaticShapeMemRef:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
@@ -312,7 +312,7 @@ def UOp_BufferOp : UOp_Op<"buffer", [DeclareOpInterfaceMethods<MemoryEffectsOpIn
 def UOp_StoreOp : UOp_Op<"store", [AllTypesMatch<["dst", "result"]>,
     TypesMatchWith<"value is the element type of the buffer", "dst", "value",
                    "::mlir::getElementTypeOrSelf($_self)">,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    MemoryEffects<[MemWrite]>]> {
   let summary = "write `value` at `indices` of `dst`; the result is `dst` being written";
   let arguments = (ins UOp_Element:$value, AnyStaticShapeMemRef:$dst, Variadic<Index>:$indices);
   let results = (outs AnyStaticShapeMemRef:$result);
@@ -321,7 +321,7 @@ def UOp_StoreOp : UOp_Op<"store", [AllTypesMatch<["dst", "result"]>,
 }
 
 def UOp_EndOp : UOp_Op<"end", [AllTypesMatch<["src", "result"]>,
-    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+    MemoryEffects<[MemWrite]>]> {
   let summary = "close the ranges of a store: the result is the buffer, fully written";
   let description = [{
     ```mlir
@@ -334,7 +334,7 @@ def UOp_EndOp : UOp_Op<"end", [AllTypesMatch<["src", "result"]>,
   let assemblyFormat = "$src `over` `(` $ranges `)` attr-dict `:` type($result)";
 }
 
-def UOp_LaunchOp : UOp_Op<"launch", [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+def UOp_LaunchOp : UOp_Op<"launch", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "run the kernel function `kernel` on buffers";
   let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$args);
   let assemblyFormat = "$kernel `(` $args `)` attr-dict `:` type($args)";
