@@ -51,6 +51,11 @@ def functions_with(module: ir.Operation, op_name: str) -> list[ir.OpView]:
           and any(o.operation.name == op_name for o in op.regions[0].blocks[0].operations)]
 
 
+def range_size(r: ir.Value) -> int:
+  """The size of the loop a `uop.range` value names."""
+  return ir.IntegerAttr(r.owner.attributes["size"]).value
+
+
 def _as_mlir_pass(info: PassInfo, options: dict[str, str]) -> Callable:
   def run(op: ir.Operation, pass_) -> None:
     try:

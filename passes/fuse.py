@@ -27,7 +27,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
-from pytc.passes import functions_with, register
+from pytc.passes import functions_with, range_size, register
 from pytc.passes.clone import clone, dependencies, erase_dead
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
@@ -172,9 +172,6 @@ def depends_on(op: ir.Operation, ranges: set[ir.Value]) -> bool:
     seen.add(v)
     stack.extend(v.owner.operands)
   return False
-
-
-def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
 
 
 def zero_attr(t: ir.Type) -> ir.Attribute:

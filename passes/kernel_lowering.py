@@ -10,7 +10,7 @@ from collections.abc import Callable
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
-from pytc.passes import PassError
+from pytc.passes import PassError, range_size
 from pytc.passes.clone import clone, dependencies
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
@@ -124,11 +124,11 @@ class KernelLowering:
 
   def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
     """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""
-    size = ir.IntegerAttr(innermost.owner.attributes["size"]).value
+    size = range_size(innermost)
     return [(r, memref.alloca(ir.MemRefType.get([size], r.results[0].type), [], [])) for r in top_level_reductions(value)]
 
   def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1) -> scf.ForOp:
-    size = ir.IntegerAttr(r.owner.attributes["size"]).value
+    size = range_size(r)
     return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, step), iter_args or [])
 
   def reduce_outer(self, stored: ir.OpView, innermost: ir.Value, accumulators: list[tuple[ir.Operation, ir.Value]]) -> None:

@@ -10,7 +10,7 @@ range then counts blocks.
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
-from pytc.passes import PassError, functions_with, register
+from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
 from pytc.passes.lower_vector import VectorLowering, lower_vector_body
 
@@ -20,7 +20,7 @@ def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tupl
   induction variable; returns the body."""
   index = lowering.index
   zero, one = arith.constant(index, 0), arith.constant(index, 1)
-  sizes = [arith.constant(index, ir.IntegerAttr(r.owner.attributes["size"]).value) for r in ranges]
+  sizes = [arith.constant(index, range_size(r)) for r in ranges]
   lower = [zero] * len(ranges)
   if bounds: lower[0], sizes[0] = bounds
   parallel = scf.ParallelOp([], lower, sizes, [one] * len(ranges), [])
@@ -38,7 +38,7 @@ def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: ir
   parallel_loops = loops[:-1] if reorder else loops
   depth, hoisted = (0, []) if reorder else hoisting_depth(stored, loops)
   point = ir.InsertionPoint(entry)
-  extent = ir.IntegerAttr(parallel_loops[0].owner.attributes["size"]).value if parallel_loops else 1
+  extent = range_size(parallel_loops[0]) if parallel_loops else 1
   if parallel_loops:
     body = parallel_loop(parallel_loops[:depth or None], lowering, tuple(entry.arguments[-2:]))
     if hoisted:

@@ -20,7 +20,7 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from pytc.passes import PassError
+from pytc.passes import PassError, range_size
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
@@ -76,7 +76,7 @@ class VectorLowering(KernelLowering):
     """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
     panel (allocated once per call); the tiles then read the panel."""
     ranges = list(reduction.operands[1:])
-    shape = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in ranges] + [width]
+    shape = [range_size(r) for r in ranges] + [width]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
     def copy(positions: list[ir.Value]) -> None:
@@ -92,7 +92,7 @@ class VectorLowering(KernelLowering):
     `cached` along `j`, is kept in a row buffer as it goes: the loop along `j` reads it instead of computing it
     again (softmax's exponentials)."""
     k, body, element = reduction.operands[1], reduction.operands[0], reduction.results[0].type
-    size, lanes_type = ir.IntegerAttr(k.owner.attributes["size"]).value, self.vector_type(element)
+    size, lanes_type = range_size(k), self.vector_type(element)
     with ir.InsertionPoint.at_block_begin(entry): row = memref.alloca(ir.MemRefType.get([size], element), [], [])
     loop = scf.ForOp(index_constant(0), index_constant(size), index_constant(self.lanes), [vector.broadcast(lanes_type, constant(element, 0))])
     with ir.InsertionPoint(loop.body):
@@ -296,9 +296,6 @@ def row_sum_twin(reduction: ir.Operation, stored: ir.OpView, j: ir.Value, lanes:
   return twin if weight(work) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
 
 
-def range_size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
-
-
 def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
   """The first index of block `block` of `length` along a range of `size`; a last, partial block is moved back to end
   at `size`, overlapping its neighbour (the kernel's stores are pure, so writing those outputs twice is harmless)."""
@@ -330,7 +327,7 @@ def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value 
     with point:
       loop = scf.ForOp(zero, index_constant(count), one)
     before[r] = ir.InsertionPoint(loop.operation)
-    if len(before) == 2: before[None] = before[r]  # the first inner loop
+    if r is inner[0][0]: before[None] = before[r]
     with ir.InsertionPoint(loop.body):
       block = loop.induction_variable if r is j else arith.addi(arith.muli(starts[r], index_constant(group)), loop.induction_variable)
       starts[r] = block_start(block, width if r is j else rows, range_size(r))

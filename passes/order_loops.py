@@ -12,7 +12,7 @@ innermost output range has at most `max_accumulators` elements, are reordered.
 """
 from mlir import ir
 
-from pytc.passes import functions_with, register
+from pytc.passes import functions_with, range_size, register
 from pytc.passes.clone import dependencies
 
 
@@ -41,7 +41,7 @@ def strided_reads(reduction: ir.Operation, innermost: ir.Value) -> bool:
 def wants_reduce_outer(kernel: ir.Operation, max_accumulators: int) -> bool:
   end = next(op.operation for op in kernel.regions[0].blocks[0].operations if op.operation.name == "uop.end")
   loops = list(end.operands[1:])
-  if not loops or ir.IntegerAttr(loops[-1].owner.attributes["size"]).value > max_accumulators: return False
+  if not loops or range_size(loops[-1]) > max_accumulators: return False
   stored_value = end.operands[0].owner.operands[0]
   if isinstance(stored_value, ir.BlockArgument): return False
   reductions = top_level_reductions(stored_value)

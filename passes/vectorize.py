@@ -29,16 +29,12 @@ from math import prod
 from mlir import ir
 
 from pytc.helpers import DEBUG
-from pytc.passes import functions_with, register
+from pytc.passes import functions_with, range_size, register
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import free_ranges
 from pytc.passes.order_loops import top_level_reductions, uses_any
 from pytc.passes.scalar import is_float
-
-
-def size(r: ir.Value) -> int: return ir.IntegerAttr(r.owner.attributes["size"]).value
-
 
 PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
@@ -70,7 +66,7 @@ def is_contiguous(read: ir.OpView, j: ir.Value) -> bool:
 
 
 def panel_bytes(reduction: ir.Operation, width: int) -> int:
-  return width * 4 * prod(size(r) for r in reduction.operands[1:])
+  return width * 4 * prod(range_size(r) for r in reduction.operands[1:])
 
 
 def row_reductions(reductions: list[ir.Operation]) -> list[ir.Operation]:
@@ -111,15 +107,15 @@ def choose_stream(store: ir.OpView, loops: list[ir.Value], lanes: int, vectors: 
   if not indices or indices[-1] != j or any(uses_any(i, {j}) for i in indices[:-1]): return None
   reads = dependencies(store.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
   if not all(is_contiguous(op, j) for op in reads if op.name == "uop.index" and uses_any(op.results[0], {j})): return None
-  vectors = max(1, min(vectors, size(j) // lanes))
+  vectors = max(1, min(vectors, range_size(j) // lanes))
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
   end = next(op.operation for op in kernel.regions[0].blocks[0].operations if op.operation.name == "uop.end")
   loops = list(end.operands[1:])
-  if loops and 8 <= size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
-  if not loops or size(loops[-1]) < lanes: return None
+  if loops and 8 <= range_size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
+  if not loops or range_size(loops[-1]) < lanes: return None
   store = end.operands[0].owner
   stored_value = store.operands[0]
   if isinstance(stored_value, ir.BlockArgument): return None
@@ -131,17 +127,17 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if not any(reads.values()): return None
   unroll = 0
   if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
-    if all(size(r.operands[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
+    if all(range_size(r.operands[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
       unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
-  vectors = max(1, min(vectors, size(loops[-1]) // lanes))
-  candidates = [r for r in loops[:-1] if size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
+  vectors = max(1, min(vectors, range_size(loops[-1]) // lanes))
+  candidates = [r for r in loops[:-1] if range_size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
   pack = bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   if not pack and not all(is_contiguous(read, loops[-1]) for rs in reads.values() for read in rs): return None
   if not candidates: return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
-  rows = min(rows, size(candidates[-1]))
-  blocks = -(-size(candidates[-1]) // rows)
+  rows = min(rows, range_size(candidates[-1]))
+  blocks = -(-range_size(candidates[-1]) // rows)
   group = max(g for g in range(1, group + 1) if blocks % g == 0)
   upcast = ir.IntegerAttr(candidates[-1].owner.attributes["id"]).value
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
