@@ -24,8 +24,9 @@ def vector_lanes() -> int:
   return 16 if "avx512f" in cpu_features() else 8
 
 
+LANES = vector_lanes()
 # 16 lanes (AVX-512) come with 32 vector registers: room for 8 rows x 2 vectors of accumulators; 8 lanes with 16: 4 rows
-KERNEL_PIPELINE = (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={vector_lanes()} rows={8 if vector_lanes() == 16 else 4}}}, "
+KERNEL_PIPELINE = (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={LANES} rows={8 if LANES == 16 else 4}}}, "
                    "pytc-lower-kernels, canonicalize, cse)")
 CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
