@@ -1,6 +1,7 @@
 # ruff: noqa: F821
 """lit configuration for pytc's FileCheck tests; run `lit test -v` from the repository root."""
 import importlib.util
+import os
 import re
 import shutil
 import sys
@@ -13,6 +14,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = str(Path(__file__).parent)
 config.excludes = ["python", "Output"]
+if "PYTHONPATH" in os.environ: config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
 
 
 def tool(name: str, path: Path | str | None) -> None:
