@@ -119,7 +119,9 @@ def run(tinygrad_src: Path, test_files: list[str], keyword: str | None, timeout:
                "--import-mode=importlib", "--rootdir", str(root), "-c", str(root / "pytest.ini"), f"--timeout={timeout}" if _has_timeout() else "",
                "--conformance-json", str(results_path), *(["-k", keyword] if keyword else []), *map(str, copies)]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
-    subprocess.run([part for part in command if part], cwd=root, env=environment, stdout=sys.stderr)
+    output = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    with subprocess.Popen([part for part in command if part], cwd=root, env=environment, **output) as pytest:
+      for line in pytest.stdout: sys.stderr.write(line)
     if not results_path.exists(): raise SystemExit("pytc.conformance: the test run ended before reporting (did the interpreter crash?)")
     return json.loads(results_path.read_text())
 

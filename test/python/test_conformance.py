@@ -1,0 +1,37 @@
+"""`python -m pytc.conformance` on a small stand-in for a tinygrad checkout."""
+import json
+
+from pytc.conformance import main
+
+TEST_FILE = '''
+import unittest
+import numpy as np
+from tinygrad import Tensor, dtypes, Device
+from tinygrad.helpers import getenv, Context
+from tinygrad.tensor import _to_np_dtype
+
+class TestShim(unittest.TestCase):
+  def test_passes(self):
+    with Context(NOOPT=1): np.testing.assert_allclose((Tensor([1.0, 2.0]) * 2).numpy(), [2.0, 4.0])
+    assert _to_np_dtype(dtypes.float32) is np.float32 and dtypes.half in Device[Device.DEFAULT].renderer.supported_dtypes()
+  def test_wrong_value(self): np.testing.assert_allclose(Tensor([1.0]).numpy(), [2.0])
+  def test_error(self): Tensor.no_such_method()
+  @unittest.skipIf(getenv("FORWARD_ONLY", 0) == 0, "skipped by the file itself")
+  def test_skipped(self): pass
+'''
+
+
+def test_runner_reports_each_outcome(tmp_path, capsys):
+  (tmp_path / "test").mkdir()
+  (tmp_path / "test" / "test_shim.py").write_text(TEST_FILE)
+  report = tmp_path / "report.json"
+  assert main(["--tinygrad-src", str(tmp_path), "test/test_shim.py", "--json", str(report)]) == 1
+  outcomes = {test_id.split("::")[-1]: result["outcome"] for test_id, result in json.loads(report.read_text()).items()}
+  assert outcomes == {"test_passes": "passed", "test_wrong_value": "wrong value", "test_error": "error", "test_skipped": "skipped"}
+  assert "4 tests: 1 passed, 1 skipped, 1 wrong value, 1 error" in capsys.readouterr().out
+
+
+def test_runner_rejects_missing_file(tmp_path):
+  try: main(["--tinygrad-src", str(tmp_path), "test/nope.py"])
+  except SystemExit as e: assert "no test file" in str(e)
+  else: raise AssertionError("a missing test file must stop the runner")
