@@ -58,7 +58,7 @@ def main(steps: int = 120, batch: int = 128) -> float:
     loss = model(Tensor(images[pick])).sparse_categorical_crossentropy(Tensor(labels[pick]))
     optimizer.zero_grad()
     loss.backward()
-    optimizer.step()
+    loss.realize(*optimizer.schedule_step())  # with the update: realized after it, the loss would read the new weights
     print(f"step {step:4d}  loss {loss.item():.4f}  kernels {GlobalCounters.kernel_count:3d}  new schedules {GlobalCounters.schedules_built}")
   predictions = model(Tensor(images)).argmax(axis=1).numpy()
   accuracy = float((predictions == labels).mean())

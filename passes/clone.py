@@ -29,7 +29,11 @@ def dependencies(root: ir.Operation, follow: Callable[[ir.Operation, ir.Value], 
   return order
 
 
+def unused(op: ir.Operation) -> bool:
+  return not any(True for result in op.results for _ in result.uses)  # stops at the first use (a constant may have thousands)
+
+
 def erase_dead(ops: list[ir.Operation]) -> None:
   """Erase those of `ops` (in order) whose results are unused, last first."""
   for op in reversed(ops):
-    if all(not list(r.uses) for r in op.results): op.erase()
+    if unused(op): op.erase()

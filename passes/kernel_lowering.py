@@ -12,8 +12,9 @@ from mlir.dialects import arith, memref, scf
 
 from pytc.passes import PassError, range_size
 from pytc.passes.clone import clone, dependencies
+from pytc.passes.lanes import shaped
 from pytc.passes.order_loops import top_level_reductions
-from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, width
+from pytc.passes.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, through_f32, width
 
 COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
 
@@ -37,8 +38,24 @@ def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
   """acc (+, max, *) value. Float sums and products may reassociate, so LLVM can split them into vector lanes."""
   reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
   if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
-  if kind == 0: return arith.addf(acc, value, fastmath=reassoc) if is_float(t) else arith.addi(acc, value)
-  return arith.mulf(acc, value, fastmath=reassoc) if is_float(t) else arith.muli(acc, value)
+  if not is_float(t): return (arith.addi if kind == 0 else arith.muli)(acc, value)
+  name, lowering = ("uop.add", arith.addf) if kind == 0 else ("uop.mul", arith.mulf)
+  return through_f32(t, name, lambda a, b: lowering(a, b, fastmath=reassoc))(acc, value)
+
+
+def widened_product(reduction: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
+  """The factors when `reduction` sums in f32 products of f16 or bf16 widened to f32, else None. Widened first, the
+  factors multiply exactly, so the sum rounds once instead of once per product (as a matmul accumulating in f32 does)."""
+  body, f32 = reduction.operands[0], ir.F32Type.get()
+  if ir.IntegerAttr(reduction.attributes["kind"]).value != 0 or reduction.results[0].type != f32: return None
+  if isinstance(body, ir.BlockArgument) or body.owner.name != "uop.cast": return None
+  product = body.owner.operands[0]
+  if isinstance(product, ir.BlockArgument) or product.owner.name != "uop.mul" or product.type not in (ir.F16Type.get(), ir.BF16Type.get()):
+    return None
+  return product.owner.operands[0], product.owner.operands[1]
+
+
+def widen(x: ir.Value) -> ir.Value: return arith.extf(shaped(ir.F32Type.get(), x), x)
 
 
 def free_ranges(reduction: ir.Operation) -> set[ir.Value]:
@@ -102,22 +119,27 @@ class KernelLowering:
     a seen NaN is the result."""
     kind, element = ir.IntegerAttr(op.attributes["kind"]).value, op.results[0].type
     identity = reduce_identity(kind, element)
-    if kind != 1 or not is_float(element): return self.reduce_loops(op.operands[0], list(op.operands[1:]), [identity],
+    if kind != 1 or not is_float(element): return self.reduce_loops(op, list(op.operands[1:]), [identity],
                                                                    lambda accs, v: [combine(kind, element, accs[0], v)])[0]
     ignoring_nan = ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
 
     def step(accs: list[ir.Value], v: ir.Value) -> list[ir.Value]:
       return [arith.maximumf(accs[0], v, fastmath=ignoring_nan), arith.ori(accs[1], arith.cmpf(arith.CmpFPredicate.UNO, v, v))]
-    largest, nan_seen = self.reduce_loops(op.operands[0], list(op.operands[1:]), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
+    largest, nan_seen = self.reduce_loops(op, list(op.operands[1:]), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
     return arith.select(nan_seen, constant(element, float("nan")), largest)
 
-  def reduce_loops(self, body: ir.Value, ranges: list[ir.Value], accs: list[ir.Value],
+  def emit_summand(self, reduction: ir.Operation) -> ir.Value:
+    """The value `reduction` combines at one step: its body, or the exact product of a widened f16/bf16 product."""
+    if (factors := widened_product(reduction)) is None: return self.emit(reduction.operands[0])
+    return arith.mulf(*(widen(self.emit(factor)) for factor in factors))
+
+  def reduce_loops(self, reduction: ir.Operation, ranges: list[ir.Value], accs: list[ir.Value],
                    step: Callable[[list[ir.Value], ir.Value], list[ir.Value]]) -> list[ir.Value]:
     loop = self.for_range(ranges[0], accs)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({ranges[0]: loop.induction_variable})
       inner = list(loop.inner_iter_args)
-      results = self.reduce_loops(body, ranges[1:], inner, step) if len(ranges) > 1 else step(inner, self.emit(body))
+      results = self.reduce_loops(reduction, ranges[1:], inner, step) if len(ranges) > 1 else step(inner, self.emit_summand(reduction))
       scf.YieldOp(results)
       self.scopes.pop()
     return list(loop.results)
@@ -125,7 +147,7 @@ class KernelLowering:
   def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
     """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""
     size = range_size(innermost)
-    return [(r, memref.alloca(ir.MemRefType.get([size], r.results[0].type), [], [])) for r in top_level_reductions(value)]
+    return [(r, memref.alloca(ir.MemRefType.get([size], storage_type(r.results[0].type)), [], [])) for r in top_level_reductions(value)]
 
   def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1) -> scf.ForOp:
     size = range_size(r)
@@ -136,13 +158,14 @@ class KernelLowering:
     for reduction, acc in accumulators:
       kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
       with ir.InsertionPoint(self.for_range(innermost).body) as point:
-        memref.store(reduce_identity(kind, element), acc, [point.block.arguments[0]])
+        memref.store(store(element, reduce_identity(kind, element)), acc, [point.block.arguments[0]])
         scf.YieldOp([])
       self.accumulate(reduction, list(reduction.operands[1:]), innermost, acc, kind, element)
     loop = self.for_range(innermost)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({innermost: loop.induction_variable})
-      for reduction, acc in accumulators: self.scopes[-1][reduction.results[0]] = memref.load(acc, [loop.induction_variable])
+      for reduction, acc in accumulators:
+        self.scopes[-1][reduction.results[0]] = load(reduction.results[0].type, memref.load(acc, [loop.induction_variable]))
       self.store(stored)
       self.scopes.pop()
       scf.YieldOp([])
@@ -154,7 +177,8 @@ class KernelLowering:
       if ranges: self.accumulate(reduction, ranges[1:], innermost, acc, kind, element)
       else:
         position = [loop.induction_variable]
-        memref.store(combine(kind, element, memref.load(acc, position), self.emit(reduction.operands[0])), acc, position)
+        total = combine(kind, element, load(element, memref.load(acc, position)), self.emit_summand(reduction))
+        memref.store(store(element, total), acc, position)
       self.scopes.pop()
       scf.YieldOp([])
 

@@ -23,7 +23,7 @@ from mlir.dialects import arith, math, memref, scf, vector
 from pytc.passes import PassError, range_size
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
-from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity
+from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
 from pytc.passes.order_loops import top_level_reductions
 from pytc.passes.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
 from pytc.passes.vectorize import pack_values, row_reductions, uniform_roots
@@ -260,7 +260,9 @@ class VectorLowering(KernelLowering):
     self.scopes.append(dict(tile.scope))
     self.column = tile.column
     fused = element in (ir.F32Type.get(), ir.F64Type.get())  # f16/bf16 fma would need a runtime library call
-    if kind == 0 and fused and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
+    if (factors := widened_product(reduction)) is not None:
+      result = math.fma(*(self.vector(widen(self.emit(factor))) for factor in factors), acc)
+    elif kind == 0 and fused and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
       result = math.fma(self.vector(self.emit(body.owner.operands[0])), self.vector(self.emit(body.owner.operands[1])), acc)
     else: result = combine(kind, element, acc, self.vector(self.emit(body)))
     self.scopes.pop()

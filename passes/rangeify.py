@@ -17,6 +17,7 @@ symbolically with the ranges' bounds (see symbolic.py), so conditions that alway
 from __future__ import annotations
 
 import itertools
+from collections.abc import Generator
 
 from mlir import ir
 from mlir.dialects import arith, func
@@ -26,6 +27,7 @@ from pytc.passes.scalar import element_type
 from pytc.passes.symbolic import Emitter, Lin, Range
 
 Condition = tuple[Lin, int, int]  # low <= lin <= high
+Emitting = Generator[tuple[ir.Value, tuple[Lin, ...], frozenset[Condition]], ir.Value, ir.Value]  # see Rangeifier.emit
 MOVEMENT = {"uop.reshape", "uop.permute", "uop.expand", "uop.pad", "uop.shrink", "uop.flip"}
 FORCED = {"uop.contiguous": "contiguous", "uop.copy": "copy"}
 
@@ -111,65 +113,78 @@ class Rangeifier:
     return result
 
   def emit(self, value: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition], top: bool = False) -> ir.Value:
-    """The scalar of `value` at indices `idx`, read only where `valid` holds."""
-    key = (value, idx, valid, top)  # the computation of a materialized value is not a read of it (a 1x1 one has equal indices)
-    if key not in self.memo:
-      if not top and value in self.buffers: self.memo[key] = self.read(self.buffers[value], idx, valid)
-      elif isinstance(value, ir.BlockArgument): self.memo[key] = self.read(value, idx, valid)
-      else: self.memo[key] = self.emit_op(value.owner.opview, idx, valid)
-    return self.memo[key]
+    """The scalar of `value` at indices `idx`, read only where `valid` holds. An op's emitter is a generator that
+    yields each (operand, indices, validity) it needs and is sent back that scalar; a stack of them runs here, so a
+    chain of any length needs no recursion, and every op is built after its operands."""
+    request, stack = (value, idx, valid, top), []  # the computation of a materialized value is not a read of it (top)
+    while True:
+      if (answer := self.memo.get(request)) is None:
+        value, idx, valid, top = request
+        if not top and value in self.buffers: answer = self.memo[request] = self.read(self.buffers[value], idx, valid)
+        elif isinstance(value, ir.BlockArgument): answer = self.memo[request] = self.read(value, idx, valid)
+        else: stack.append((request, self.emit_op(value.owner.opview, idx, valid)))
+      while stack:
+        key, emitter = stack[-1]
+        try:
+          request = (*emitter.send(answer), False)
+          break
+        except StopIteration as done: answer = self.memo[key] = done.value
+        stack.pop()
+      else: return answer
 
-  def emit_op(self, op: ir.OpView, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
+  def emit_op(self, op: ir.OpView, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> Emitting:
     name, source_shape = op.operation.name, shape_of(op.operands[0]) if len(op.operands) else []
     if name == "uop.const":
       return ir.Operation.create("uop.const", results=[element_type(op.results[0])], attributes={"value": op.attributes["value"]}).result
     if name == "uop.iota":
       position = self.index.lin(idx[ir.IntegerAttr(op.attributes["axis"]).value])
       return to_element(position, element_type(op.results[0]))
-    if name in FORCED: return self.emit(op.operands[0], idx, valid)
-    if name in MOVEMENT: return self.emit_movement(op, name, source_shape, idx, valid)
-    if name == "uop.reduce": return self.emit_reduce(op, source_shape, idx, valid)
+    if name in FORCED: return (yield op.operands[0], idx, valid)
+    if name in MOVEMENT: return (yield from self.emit_movement(op, name, source_shape, idx, valid))
+    if name == "uop.reduce": return (yield from self.emit_reduce(op, source_shape, idx, valid))
     if name in ("uop.assign", "uop.bufferize") or not name.startswith("uop."):
       raise PassError(op.location, f"pytc-rangeify cannot handle {name}")
-    operands = [self.emit(v, idx, valid) for v in op.operands]
+    operands = []
+    for v in op.operands: operands.append((yield v, idx, valid))
     return ir.Operation.create(name, results=[element_type(op.results[0])], operands=operands).result
 
-  def emit_movement(self, op: ir.OpView, name: str, source_shape: list[int], idx: tuple[Lin, ...], valid) -> ir.Value:
+  def emit_movement(self, op: ir.OpView, name: str, source_shape: list[int], idx: tuple[Lin, ...], valid) -> Emitting:
     if name == "uop.permute":
       order, moved = array_attr(op, "order"), [Lin()] * len(idx)
       for out_axis, in_axis in enumerate(order): moved[in_axis] = idx[out_axis]
-      return self.emit(op.operands[0], tuple(moved), valid)
+      return (yield op.operands[0], tuple(moved), valid)
     if name == "uop.reshape":
+      if 0 in source_shape: return zero(element_type(op.results[0]))  # no elements: only a loop of no trips reads it
       flat, stride = Lin(), 1
       for i, n in reversed(list(zip(idx, shape_of(op.results[0])))): flat, stride = flat + i * stride, stride * n
       moved, stride = [], 1
       for n in reversed(source_shape):
         moved.append(flat.floordiv(stride).mod(n) if n > 1 else Lin())
         stride *= n
-      return self.emit(op.operands[0], tuple(reversed(moved)), valid)
-    if name == "uop.expand": return self.emit(op.operands[0], tuple(i if n > 1 else Lin() for i, n in zip(idx, source_shape)), valid)
-    if name == "uop.shrink": return self.emit(op.operands[0], tuple(i + s for i, s in zip(idx, array_attr(op, "starts"))), valid)
+      return (yield op.operands[0], tuple(reversed(moved)), valid)
+    if name == "uop.expand": return (yield op.operands[0], tuple(i if n > 1 else Lin() for i, n in zip(idx, source_shape)), valid)
+    if name == "uop.shrink": return (yield op.operands[0], tuple(i + s for i, s in zip(idx, array_attr(op, "starts"))), valid)
     if name == "uop.flip":
       axes = set(array_attr(op, "axes"))
-      return self.emit(op.operands[0], tuple(Lin.of(n - 1) - i if a in axes else i for a, (i, n) in enumerate(zip(idx, source_shape))), valid)
+      return (yield op.operands[0], tuple(Lin.of(n - 1) - i if a in axes else i for a, (i, n) in enumerate(zip(idx, source_shape))), valid)
     moved, inside = [], set()  # pad: valid where low <= i < low + n
     for i, n, low in zip(idx, source_shape, array_attr(op, "low")):
       moved.append(i - low)
       bounds = (i - low).bounds()
       if bounds[1] < 0 or bounds[0] > n - 1: return zero(element_type(op.results[0]))
       if bounds[0] < 0 or bounds[1] > n - 1: inside.add((i - low, 0, n - 1))
-    value = self.emit(op.operands[0], tuple(moved), valid | frozenset(inside))
+    value = yield op.operands[0], tuple(moved), valid | frozenset(inside)
     if not inside: return value
     return ir.Operation.create("uop.where", results=[value.type], operands=[self.guard(frozenset(inside)), value, zero(value.type)]).result
 
-  def emit_reduce(self, op: ir.OpView, source_shape: list[int], idx: tuple[Lin, ...], valid) -> ir.Value:
+  def emit_reduce(self, op: ir.OpView, source_shape: list[int], idx: tuple[Lin, ...], valid) -> Emitting:
     axes, moved, ranges = set(array_attr(op, "axes")), list(idx), []
     for axis in sorted(axes):
       if source_shape[axis] != 1:
         ranges.append(self.new_range(source_shape[axis], "reduce"))
         moved[axis] = Lin.of(ranges[-1])
       else: moved[axis] = Lin()
-    body = self.emit(op.operands[0], tuple(moved), valid)
+    body = yield op.operands[0], tuple(moved), valid
     if not ranges: return body
     return ir.Operation.create("uop.range_reduce", results=[body.type], operands=[body, *(r.value for r in ranges)],
                                attributes={"kind": op.attributes["kind"]}).result

@@ -101,6 +101,54 @@ def safe_division(t: ir.Type, lowering: Lowering, a: ir.Value, b: ir.Value) -> i
   return arith.select(by_zero, zero, lowering(a, arith.select(unsafe, one, b)))
 
 
+def safe_shift(t: ir.Type, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
+  """A shift by the element width or more (or by a negative amount) is poison in arith; here it is what shifting one
+  bit at a time gives: shl and unsigned shr 0, signed shr the sign bits."""
+  too_far = arith.cmpi(arith.CmpIPredicate.uge, b, constant(t, width(t), a))
+  if name == "uop.shr" and not is_unsigned(t): return arith.shrsi(a, arith.select(too_far, constant(t, width(t) - 1, a), b))
+  return arith.select(too_far, constant(t, 0, a), _pick(t, BINARY[name])(a, b))
+
+
+def round_to_odd_f32(x: ir.Value) -> ir.Value:
+  """An f64 `x` as f32, rounded toward zero and, when inexact, with the last bit set: rounding that to a type of at
+  least two bits fewer gives what rounding `x` to it directly would."""
+  i32 = ir.IntegerType.get_signless(32)
+  nearest = arith.truncf(shaped(ir.F32Type.get(), x), x)
+  back = arith.extf(x.type, nearest)
+  away = arith.extui(shaped(i32, x), arith.cmpf(arith.CmpFPredicate.OGT, math.absf(back), math.absf(x)))
+  inexact = arith.extui(shaped(i32, x), arith.cmpf(arith.CmpFPredicate.ONE, back, x))
+  return arith.bitcast(nearest.type, arith.ori(arith.subi(arith.bitcast(shaped(i32, x), nearest), away), inexact))
+
+
+def round_float(x: ir.Value, dst: ir.Type, nan_payloads: bool = True) -> ir.Value:
+  """`x` (f32 or f64) rounded to the narrower float type `dst`. f64 to f16 or bf16 goes to f32 rounding to odd first
+  (LLVM's direct conversions are library calls the JIT lacks). To bf16 it rounds to nearest even in integer arithmetic
+  (LLVM's f32 to bf16 is an x86 instruction that flushes denormals to zero); a NaN stays a quiet NaN of its sign. Without
+  `nan_payloads`, x's NaNs have their low 16 bits clear, which rounding leaves as they are (a NaN computed from bf16
+  operands is one of them or the default NaN)."""
+  if element_type(x) == ir.F64Type.get() and dst in (ir.F16Type.get(), ir.BF16Type.get()): x = round_to_odd_f32(x)
+  if dst != ir.BF16Type.get(): return arith.truncf(shaped(dst, x), x)
+  i32 = ir.IntegerType.get_signless(32)
+  bits = arith.bitcast(shaped(i32, x), x)
+  high = arith.shrui(bits, constant(i32, 16, x))
+  rounded = arith.shrui(arith.addi(bits, arith.addi(arith.andi(high, constant(i32, 1, x)), constant(i32, 0x7FFF, x))), constant(i32, 16, x))
+  if nan_payloads: rounded = arith.select(arith.cmpf(arith.CmpFPredicate.UNO, x, x), arith.ori(high, constant(i32, 0x40, x)), rounded)
+  return arith.bitcast(shaped(dst, x), arith.trunci(shaped(ir.IntegerType.get_signless(16), x), rounded))
+
+
+ROUNDING_FLOAT_OPS = ("uop.add", "uop.mul", "uop.pow", "uop.sqrt", "uop.recip")
+
+
+def through_f32(t: ir.Type, name: str, lowering: Lowering) -> Lowering:
+  """`lowering` itself, or for a bf16 op that rounds, `lowering` on operands widened to f32, rounded back by round_float
+  (LLVM computes bf16 arithmetic in f32 too, but rounds with the x86 instruction that flushes denormals to zero)."""
+  if t != ir.BF16Type.get() or name not in ROUNDING_FLOAT_OPS: return lowering
+  return lambda *operands: round_float(lowering(*(arith.extf(shaped(ir.F32Type.get(), v), v) for v in operands)), t, nan_payloads=False)
+
+
+def reciprocal(x: ir.Value) -> ir.Value: return arith.divf(constant(element_type(x), 1.0, x), x)
+
+
 def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   """C-style conversion between uop element types; anything to i1 is `x != 0`."""
   if src == dst: return x
@@ -109,9 +157,12 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
     return arith.cmpf(arith.CmpFPredicate.UNE, x, zero) if is_float(src) else arith.cmpi(arith.CmpIPredicate.ne, x, zero)
   if is_float(src) and is_float(dst):
     if width(src) == width(dst): x, src = arith.extf(shaped(ir.F32Type.get(), x), x), ir.F32Type.get()
-    return arith.extf(shaped(dst, x), x) if width(dst) > width(src) else arith.truncf(shaped(dst, x), x)
+    return arith.extf(shaped(dst, x), x) if width(dst) > width(src) else round_float(x, dst)
   if is_float(src): return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(shaped(signless(dst), x), x)
-  if is_float(dst): return (arith.uitofp if is_unsigned(src) else arith.sitofp)(shaped(dst, x), x)
+  if is_float(dst):  # to bf16 through f64 (exact from 32-bit integers), as LLVM's own conversion rounds twice
+    wide = ir.F64Type.get() if dst == ir.BF16Type.get() else dst
+    converted = (arith.uitofp if is_unsigned(src) else arith.sitofp)(shaped(wide, x), x)
+    return converted if wide == dst else round_float(converted, dst)
   if width(src) == width(dst): return x
   if width(dst) < width(src): return arith.trunci(shaped(signless(dst), x), x)
   return (arith.extui if is_unsigned(src) else arith.extsi)(shaped(signless(dst), x), x)
@@ -123,17 +174,18 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
   t = element_type(op.operands[0]) if len(op.operands) else element_type(op.results[0])
   if name in BINARY:
     if (lowering := _pick(t, BINARY[name])) is None: raise PassError(op.location, f"{name} has no lowering for {t}")
-    return safe_division(t, lowering, *operands) if name in ("uop.idiv", "uop.mod") else lowering(*operands)
+    if name in ("uop.shl", "uop.shr"): return safe_shift(t, name, *operands)
+    return safe_division(t, lowering, *operands) if name in ("uop.idiv", "uop.mod") else through_f32(t, name, lowering)(*operands)
   if name in COMPARE:
     predicate = _pick(t, COMPARE[name])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
   if name in APPROXIMATIONS and t != ir.F64Type.get():
     x = operands[0] if t == ir.F32Type.get() else arith.extf(shaped(ir.F32Type.get(), operands[0]), operands[0])
     result = APPROXIMATIONS[name](x)
-    return result if t == ir.F32Type.get() else arith.truncf(shaped(t, result), result)
-  if name in FLOAT_UNARY: return FLOAT_UNARY[name](operands[0])
+    return result if t == ir.F32Type.get() else round_float(result, t)
+  if name in FLOAT_UNARY: return through_f32(t, name, FLOAT_UNARY[name])(operands[0])
   if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0, operands[0]), operands[0])
-  if name == "uop.recip": return arith.divf(constant(t, 1.0, operands[0]), operands[0])
+  if name == "uop.recip": return through_f32(t, name, reciprocal)(operands[0])
   if name == "uop.where": return arith.select(*operands)
   if name == "uop.mulacc": return lower_scalar_pair(t, "uop.add", lower_scalar_pair(t, "uop.mul", *operands[:2]), operands[2])
   if name == "uop.cast": return cast(operands[0], t, element_type(op.results[0]))
@@ -145,4 +197,4 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
 
 
 def lower_scalar_pair(t: ir.Type, name: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-  return _pick(t, BINARY[name])(lhs, rhs)
+  return through_f32(t, name, _pick(t, BINARY[name]))(lhs, rhs)

@@ -10,6 +10,7 @@ first use comes after another of the same type has had its last use takes over t
 The graph function gets `pytc.kernels`, `pytc.buffers` (temporaries left) and `pytc.peak_bytes`
 (the most temporary bytes live at once); `report=1` also prints them.
 """
+import heapq
 import sys
 
 from mlir import ir
@@ -18,17 +19,29 @@ from pytc.passes import functions_with, register
 
 
 def ordered(launches: list[ir.Operation]) -> list[ir.Operation]:
-  after: dict[int, set[int]] = {i: set() for i in range(len(launches))}
-  for j, later in enumerate(launches):
-    for i, earlier in enumerate(launches[:j]):
-      writes_read = earlier.operands[0] in list(later.operands)[1:]
-      overwrites_read = later.operands[0] in list(earlier.operands)
-      if writes_read or overwrites_read or earlier.operands[0] == later.operands[0]: after[j].add(i)
-  done, order = set(), []
-  while len(order) < len(launches):
-    ready = next(i for i in range(len(launches)) if i not in done and after[i] <= done)
-    done.add(ready)
-    order.append(launches[ready])
+  """Kahn's algorithm over the dependencies, the earliest ready launch first. Each buffer's last writer and its readers
+  since then are all a launch needs to wait for (earlier ones are ordered before those), so this is linear."""
+  writer: dict[ir.Value, int] = {}
+  readers: dict[ir.Value, list[int]] = {}
+  waits_for: list[set[int]] = []
+  for j, launch in enumerate(launches):
+    written, *read = launch.operands
+    after = {writer[b] for b in read if b in writer} | set(readers.pop(written, []))
+    if written in writer: after.add(writer[written])
+    waits_for.append(after)
+    writer[written] = j
+    for b in read: readers.setdefault(b, []).append(j)
+  unblocks: dict[int, list[int]] = {}
+  for j, after in enumerate(waits_for):
+    for i in after: unblocks.setdefault(i, []).append(j)
+  ready = [j for j, after in enumerate(waits_for) if not after]
+  heapq.heapify(ready)
+  order = []
+  while ready:
+    order.append(launches[i := heapq.heappop(ready)])
+    for j in unblocks.get(i, []):
+      waits_for[j].discard(i)
+      if not waits_for[j]: heapq.heappush(ready, j)
   return order
 
 

@@ -45,6 +45,7 @@ def kernel_name(cone: list[ir.Operation], end: ir.Operation) -> str:
 class Splitter:
   def __init__(self, module: ir.Operation, graph: func.FuncOp):
     self.module, self.graph, self.kernels = module, graph, {}
+    self.taken = {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in module.regions[0].blocks[0].operations if "sym_name" in op.attributes}
 
   def split(self, end: ir.Operation) -> None:
     cone = kernel_cone(end)
@@ -74,15 +75,14 @@ class Splitter:
       func.ReturnOp([])
     ranges = sorted((op.operation for op in entry.operations if op.operation.name == "uop.range"), key=range_id)
     for number, op in enumerate(ranges): op.attributes["id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
-    key = str(kernel.operation)
+    key = kernel.operation.get_asm(use_local_scope=True)  # the whole module would be numbered otherwise
     if key in self.kernels:
       kernel.operation.erase()
       return self.kernels[key]
     name = base = kernel_name(cone, end)
-    taken = set(self.kernels.values()) | {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in self.module.regions[0].blocks[0].operations
-                                          if "sym_name" in op.attributes}
     suffix = 1
-    while name in taken: name, suffix = f"{base}n{suffix}", suffix + 1
+    while name in self.taken: name, suffix = f"{base}n{suffix}", suffix + 1
+    self.taken.add(name)
     kernel.attributes["sym_name"] = ir.StringAttr.get(name)
     kernel.attributes["pytc.kernel"] = ir.UnitAttr.get()
     self.kernels[key] = name

@@ -3,14 +3,23 @@ vectorize instead of calling libm per element. f16 and bf16 compute in f32; f64 
 
   exp2(x) = 2^n * p(f)          n = round(x), f = x - n in [-1/2, 1/2], p: Taylor series of e^(f ln 2), degree 7
   log2(x) = e + 2/ln2 atanh(s)  x = m 2^e, m in [sqrt(1/2), sqrt(2)), s = (m - 1) / (m + 1), odd series to s^11
-  sin(x)  = (-1)^k sin(r)       k = round(x / pi), r = x - k pi (pi in two parts), odd Taylor series to r^15
+  sin(x)  = sin((-1)^k r)       x = k pi + r, r in [-pi/2, pi/2], r p(r^2), p interpolating sin(r)/r at Chebyshev nodes
+
+sin works in f64, where an f32 is exact, and rounds once at the end (within 0.5 ulp of the true sine for every f32
+checked). Up to |x| = 2^24, k = round(x / pi) and r = x - k pi with pi in two parts, the first of 30 bits (k pi_1 is
+exact: k < 2^23). Beyond, only when some lane needs it (an scf.if), x / pi mod 2 is summed from x times 1/pi in
+pieces of 29 bits, each product exact and reduced exactly (the bits of 1/pi that only add multiples of 2 drop out,
+however large x is).
 Special values (NaN, infinities, zero, negative logs) are selected at the end. Polynomial steps may contract
 into fused multiply-adds; rounding down is `math.floor` (one rounding instruction on x86 with SSE4.1).
 """
 import math as constants
+from fractions import Fraction
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith, math
+from mlir.dialects import arith, math, scf, vector
+from numpy.polynomial import chebyshev, polynomial
 
 from pytc.passes.lanes import shaped, splat
 
@@ -20,14 +29,18 @@ def int_type(like: ir.Value) -> ir.Type: return shaped(ir.IntegerType.get_signle
 
 
 def f32(value: float, like: ir.Value) -> ir.Value: return splat(ir.FloatAttr.get(ir.F32Type.get(), value), like)
+def f64(value: float, like: ir.Value) -> ir.Value: return splat(ir.FloatAttr.get(ir.F64Type.get(), value), like)
 def i32(value: int, like: ir.Value) -> ir.Value: return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value), like)
+def i64(value: int, like: ir.Value) -> ir.Value: return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value), like)
 
 
 def horner(x: ir.Value, coefficients: list[float]) -> ir.Value:
-  """c0 + x (c1 + x (c2 + ...)), each step contractible into one fused multiply-add."""
+  """c0 + x (c1 + x (c2 + ...)) in x's float type, each step contractible into one fused multiply-add."""
   contract = ir.Attribute.parse("#arith.fastmath<contract>")
-  result = f32(coefficients[-1], x)
-  for c in reversed(coefficients[:-1]): result = arith.addf(arith.mulf(result, x, fastmath=contract), f32(c, x), fastmath=contract)
+  element = ir.VectorType(x.type).element_type if isinstance(x.type, ir.VectorType) else x.type
+  result = splat(ir.FloatAttr.get(element, coefficients[-1]), x)
+  for c in reversed(coefficients[:-1]):
+    result = arith.addf(arith.mulf(result, x, fastmath=contract), splat(ir.FloatAttr.get(element, c), x), fastmath=contract)
   return result
 
 
@@ -69,17 +82,77 @@ def log2(x: ir.Value) -> ir.Value:
   return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f32(0.0, x)), f32(constants.nan, x), result)  # also NaN in, NaN out
 
 
-PI_HIGH, PI_LOW = 3.140625, constants.pi - 3.140625  # pi in two parts: k * PI_HIGH is exact for the k that matter
+def machin_pi(bits: int) -> int:
+  """floor(pi 2^bits) to within a few units, by Machin's formula pi = 16 atan(1/5) - 4 atan(1/239) in fixed point."""
+  def arctan_inverse(n: int) -> int:
+    total, power, k = 0, (1 << bits) // n, 1
+    while power:
+      total, power, k = total + (power // k if k % 4 == 1 else -(power // k)), power // (n * n), k + 2
+    return total
+  return 16 * arctan_inverse(5) - 4 * arctan_inverse(239)
+
+
+PI_BITS = 400
+PI_FIXED = machin_pi(PI_BITS + 64) >> 64  # pi 2^400, exact in all but its last bits
+PI_HIGH = round(constants.pi * 2 ** 28) / 2 ** 28  # 30 significant bits
+PI_LOW = float(Fraction(PI_FIXED, 1 << PI_BITS) - Fraction(PI_HIGH))
+NEAR_LIMIT = 2.0 ** 24  # |x| up to here: k = round(x / pi) < 2^23, so k PI_HIGH is exact in f64
+PIECE_BITS, PIECES = 29, 7  # 1/pi to 2^-203: for x up to 2^128 (its last bit 2^104), 70 bits below the point
+INVERSE_PI = (1 << (PIECE_BITS * PIECES + PI_BITS)) // PI_FIXED  # floor(2^203 / pi)
+INVERSE_PI_PIECES = [((INVERSE_PI >> (PIECE_BITS * (PIECES - 1 - i))) & ((1 << PIECE_BITS) - 1)) * 2.0 ** (-PIECE_BITS * (i + 1))
+                     for i in range(PIECES)]
+
+
+def near_reduction(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+  """(k, r) in f64 with x = k pi + r, |r| <= pi/2, for an f64 x (an f32 widened) of magnitude up to NEAR_LIMIT."""
+  contract = ir.Attribute.parse("#arith.fastmath<contract>")
+  k = math.roundeven(arith.mulf(x, f64(1 / constants.pi, x)))
+  r = arith.subf(x, arith.mulf(k, f64(PI_HIGH, x), fastmath=contract), fastmath=contract)
+  return k, arith.subf(r, arith.mulf(k, f64(PI_LOW, x), fastmath=contract), fastmath=contract)
+
+
+def far_reduction(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+  """(k up to a multiple of 2, r) in f64 with x = k pi + r, |r| <= pi/2, for any finite f64 x that is an f32 widened: the
+  fraction of x / pi, summed piece by piece, each product x * piece exact (24 by 29 bits) and reduced exactly into
+  [-1, 1] (so that a small term of either sign stays small and adds without cancelling the bits below it), the sum kept
+  in [-1/2, 1/2], where x near any multiple of pi has a fraction near 0 (not near 1/2) and keeps its relative precision."""
+  contract = ir.Attribute.parse("#arith.fastmath<contract>")
+  fraction = k = None
+  for piece in INVERSE_PI_PIECES:
+    product = arith.mulf(x, f64(piece, x))
+    pairs = math.roundeven(arith.mulf(product, f64(0.5, x)))
+    part = arith.subf(product, arith.mulf(pairs, f64(2.0, x), fastmath=contract), fastmath=contract)
+    fraction = part if fraction is None else arith.addf(fraction, part)
+    whole = math.roundeven(fraction)
+    fraction, k = arith.subf(fraction, whole), whole if k is None else arith.addf(k, whole)
+  return k, arith.mulf(fraction, f64(constants.pi, x))
+
+
+def any_lane(condition: ir.Value) -> ir.Value:
+  if not isinstance(condition.type, ir.VectorType): return condition
+  return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, condition)
+
+
+HALF_PI_SQUARED = (constants.pi / 2) ** 2
+SINE_OVER_R = [float(c) for c in chebyshev.Chebyshev.interpolate(lambda s: np.sinc(np.sqrt(s) / constants.pi), 5, domain=[0, HALF_PI_SQUARED])
+               .convert(kind=polynomial.Polynomial).coef]  # sin(r) / r in r^2 on [0, (pi/2)^2], relative error 2^-35
 
 
 def sin(x: ir.Value) -> ir.Value:
-  special = arith.ori(is_nan(x), arith.cmpf(arith.CmpFPredicate.OEQ, arith.maximumf(x, arith.negf(x)), f32(constants.inf, x)))
-  finite = arith.select(special, f32(0.0, x), x)
-  k_float = math.floor(arith.addf(arith.mulf(finite, f32(1 / constants.pi, x)), f32(0.5, x)))
-  r = arith.subf(arith.subf(finite, arith.mulf(k_float, f32(PI_HIGH, x))), arith.mulf(k_float, f32(PI_LOW, x)))
-  series = arith.mulf(r, horner(arith.mulf(r, r), [(-1) ** k / constants.factorial(2 * k + 1) for k in range(8)]))
-  odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(arith.fptosi(int_type(x), k_float), i32(1, x)), i32(0, x))
-  return arith.select(special, f32(constants.nan, x), arith.select(odd, arith.negf(series), series))
+  wide = arith.extf(shaped(ir.F64Type.get(), x), x)
+  k, r = near_reduction(wide)
+  far = arith.cmpf(arith.CmpFPredicate.OGT, math.absf(x), f32(NEAR_LIMIT, x))  # also infinities: their r is NaN
+  branch = scf.IfOp(any_lane(far), [k.type, r.type], has_else=True)
+  with ir.InsertionPoint(branch.then_block):
+    far_k, far_r = far_reduction(wide)
+    scf.YieldOp([arith.select(far, far_k, k), arith.select(far, far_r, r)])
+  with ir.InsertionPoint(branch.else_block): scf.YieldOp([k, r])
+  k, r = branch.results
+  bits = shaped(ir.IntegerType.get_signless(64), x)
+  k_bits = arith.bitcast(bits, arith.addf(k, f64(1.5 * 2 ** 52, x)))  # k (an integer) in the low bits of the mantissa
+  r = arith.bitcast(r.type, arith.xori(arith.bitcast(bits, r), arith.shli(k_bits, i64(63, x))))  # (-1)^k sin(r) = sin((-1)^k r)
+  series = arith.truncf(float_type(x), arith.mulf(r, horner(arith.mulf(r, r), SINE_OVER_R)))
+  return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(0.0, x)), x, series)  # sin(-0) = -0
 
 
 APPROXIMATIONS = {"uop.exp2": exp2, "uop.log2": log2, "uop.sin": sin}

@@ -11,9 +11,14 @@ from pytc.runtime import DEVICES
 
 def compile_file(path: str, stage: str) -> int:
   try:
-    text = sys.stdin.read() if path == "-" else open(path).read()
+    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
+    text = data.decode()
   except OSError as error:
     print(f"pytc: error: cannot read '{path}': {error.strerror}", file=sys.stderr)
+    return 1
+  except UnicodeDecodeError as error:
+    source = "standard input" if path == "-" else f"'{path}'"
+    print(f"pytc: error: {source} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})", file=sys.stderr)
     return 1
   with context():
     try:

@@ -3,6 +3,7 @@ launches, and the kernels through the CPU target into one JIT module."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -14,8 +15,8 @@ from pytc.dialects import uop
 from pytc.helpers import DEBUG, cpu_features, getenv
 from pytc.passes import pass_manager
 
-SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, pytc-bufferize, "
-                     "pytc-split-kernels, pytc-schedule, canonicalize, cse)")
+SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
+                     "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
 
 
 def vector_lanes() -> int:
@@ -33,12 +34,15 @@ CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, conve
                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
 
 _context: ir.Context | None = None
+# Held while pytc builds, schedules or compiles IR: all of it lives in one context, and a schedule's kernels compile once.
+COMPILE_LOCK = threading.RLock()
 
 
 def context() -> ir.Context:
   """The MLIR context pytc builds its graphs in (uop loaded)."""
   global _context
-  if _context is None: _context = uop.context()
+  with COMPILE_LOCK:
+    if _context is None: _context = uop.context()
   return _context
 
 
@@ -69,9 +73,11 @@ class Program:
 
 @dataclass
 class Schedule:
-  """A scheduled graph: its launches in order, the temporary buffers they need, and its kernels (compiled on first use)."""
+  """A scheduled graph: its launches in order, the temporary buffers they need, which output buffer each output of the
+  graph is (outputs computing the same value share one), and its kernels (compiled on first use)."""
   launches: tuple[Launch, ...]
   temporaries: tuple[Temporary, ...]
+  outputs: tuple[int, ...]
   kernels: ir.Module
   schedule_seconds: float
   program: Program | None = None
@@ -79,20 +85,41 @@ class Schedule:
 
 
 
+class InvalidGraphError(ValueError):
+  """A graph the uop verifier rejects: an op given shapes, dtypes or axes it does not take."""
+
+
+class CompileError(RuntimeError):
+  """The passes could not schedule or compile a graph; the message is MLIR's first error."""
+
+
+def first_error(error: ir.MLIRError) -> str:
+  return error.error_diagnostics[0].message if error.error_diagnostics else str(error).splitlines()[0]
+
+
+def verify(module: ir.Module) -> None:
+  """Raise InvalidGraphError unless `module` verifies: passes, upstream ones above all, assume valid input."""
+  try: module.operation.verify()
+  except ir.MLIRError as error: raise InvalidGraphError(f"invalid graph: {first_error(error)}") from None
+
+
 def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
-  """Run `pipeline` on `module`; with PYTC_DUMP=dir the IR after every pass goes under dir/dump_name."""
+  """Run `pipeline` on `module` (verified after every pass); with PYTC_DUMP=dir the IR after every pass goes under dir/dump_name."""
   pm = pass_manager(pipeline, module.context)
+  pm.enable_verifier(True)
   if dump := getenv("PYTC_DUMP", ""):
     os.makedirs(directory := os.path.join(dump, dump_name), exist_ok=True)
     pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=directory)
-  pm.run(module.operation)
+  try: pm.run(module.operation)
+  except ir.MLIRError as error: raise CompileError(first_error(error)) from None
 
 
-def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ...], tuple[Temporary, ...]]:
-  """The launches and temporaries of a scheduled graph function (arguments: inputs, then outputs)."""
+def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ...], tuple[Temporary, ...], tuple[int, ...]]:
+  """The launches, temporaries and output buffer of each sink operand of a scheduled graph function (arguments: inputs,
+  then outputs)."""
   names: dict[ir.Value, tuple[str, int]] = {}
   for i, arg in enumerate(graph.regions[0].blocks[0].arguments): names[arg] = ("input", i) if i < inputs else ("output", i - inputs)
-  launches, temporaries = [], []
+  launches, temporaries, outputs = [], [], ()
   for op in graph.regions[0].blocks[0].operations:
     if op.operation.name == "uop.buffer":
       memref = ir.MemRefType(op.results[0].type)
@@ -100,22 +127,30 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
       temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type)))
     elif op.operation.name == "uop.launch":
       launches.append(Launch(ir.FlatSymbolRefAttr(op.attributes["kernel"]).value, tuple(names[v] for v in op.operands)))
-  return tuple(launches), tuple(temporaries)
+    elif op.operation.name == "uop.sink": outputs = tuple(names[v][1] for v in op.operands)
+  return tuple(launches), tuple(temporaries), outputs
 
 
 def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
   """Run the scheduling passes on the graph function `name` (whose first `inputs` arguments are inputs)."""
   start = time.perf_counter()
+  verify(module)
   run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
   graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
-  launches, temporaries = extract_schedule(graph, inputs)
+  launches, temporaries, outputs = extract_schedule(graph, inputs)
   graph.operation.erase()
-  return Schedule(launches, temporaries, module, time.perf_counter() - start)
+  return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start)
 
 
 def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
-  """Lower the schedule's kernels and JIT them into one module for the CPU (once per schedule)."""
+  """Lower the schedule's kernels and JIT them into one module for the CPU (once per schedule, whichever threads ask)."""
   if schedule.program is not None: return schedule.program
+  with COMPILE_LOCK:
+    if schedule.program is None: schedule.program = _compile(schedule, name)
+  return schedule.program
+
+
+def _compile(schedule: Schedule, name: str) -> Program:
   start = time.perf_counter()
   run_pipeline(schedule.kernels, KERNEL_PIPELINE, f"{name}/2-kernels")
   kernel_ir = str(schedule.kernels)
@@ -125,13 +160,11 @@ def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
              for op in schedule.kernels.body.operations if "pytc.extent" in op.attributes}
   key = kernel_cache.cache_key(kernel_ir, CPU_PIPELINE)
   if kernels and (cached := kernel_cache.load(key, kernels)) is not None:
-    schedule.program = Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
-    return schedule.program
+    return Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
   run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
   engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
   entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}
   if missing := [kernel for kernel, address in entries.items() if not address]:
     raise RuntimeError(f"the CPU JIT could not build kernel(s) {', '.join(missing)} (see the JIT error above)")
   if engine is not None: kernel_cache.store(key, engine)
-  schedule.program = Program(entries, extents, kernel_ir, time.perf_counter() - start, engine)
-  return schedule.program
+  return Program(entries, extents, kernel_ir, time.perf_counter() - start, engine)

@@ -39,7 +39,7 @@ def _to_np_dtype(dtype): return np.dtype(dtype.numpy).type if dtype is not dtype
 from pytc import dtypes
 from pytc.device import Device as _Device
 class _Renderer:
-  def supported_dtypes(self): return dtypes.all()
+  def supported_dtypes(self): return list(dtypes.all)
 class _Opened:
   renderer = _Renderer()
 class _DeviceNames:

@@ -17,14 +17,71 @@ class DType:
 
   def __repr__(self) -> str: return f"dtypes.{self.name}"
   @property
-  def is_float(self) -> bool: return self.mlir[0] in "fb"
+  def is_float(self) -> bool: return self.name in FLOAT_NAMES
   @property
-  def is_unsigned(self) -> bool: return self.mlir.startswith("ui")
+  def is_unsigned(self) -> bool: return self.name in UNSIGNED_NAMES
+  @property
+  def is_int(self) -> bool: return self.name in INT_NAMES
   @property
   def is_bool(self) -> bool: return self.mlir == "i1"
+  @property
+  def bitsize(self) -> int: return 8 * self.itemsize
+  @property
+  def fmt(self) -> str | None:
+    """The `struct` format character of one element; None for types that only exist as stored bits (bfloat16, fp8)."""
+    return STRUCT_FORMATS.get(self.name)
+  @property
+  def min(self) -> bool | int | float:
+    """The smallest value (-inf for floats): the identity of a max reduction."""
+    if self.is_bool or self.is_float: return False if self.is_bool else float("-inf")
+    return 0 if self.is_unsigned else -2 ** (8 * self.itemsize - 1)
+  @property
+  def max(self) -> bool | int | float:
+    """The largest value (inf for floats): the identity of a min reduction."""
+    if self.is_bool or self.is_float: return True if self.is_bool else float("inf")
+    return 2 ** (8 * self.itemsize) - 1 + self.min
+
+
+FLOAT_NAMES = frozenset({"fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz", "float16", "bfloat16", "float32", "float64"})
+UNSIGNED_NAMES = frozenset({"uint8", "uint16", "uint32", "uint64"})
+INT_NAMES = UNSIGNED_NAMES | {"int8", "int16", "int32", "int64"}
+STRUCT_FORMATS = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q",
+                  "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"}
 
 
 class dtypes:
+  """The element types by name, their groups (floats, ints, uints, sints, fp8s, all) and questions about them. The fp8 types
+  are storage types: their buffers hold the 8-bit patterns, and they cast to and from the other types."""
+  @staticmethod
+  def is_float(x: DType) -> bool: return x.is_float
+  @staticmethod
+  def is_int(x: DType) -> bool: return x.is_int
+  @staticmethod
+  def is_unsigned(x: DType) -> bool: return x.is_unsigned
+  @staticmethod
+  def is_bool(x: DType) -> bool: return x.is_bool
+  @staticmethod
+  def finfo(x: DType) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a float type."""
+    if not x.is_float: raise ValueError(f"finfo needs a float dtype, got {x}")
+    return FLOAT_LAYOUTS[x.name][:2]
+  @staticmethod
+  def from_py(x: object) -> DType:
+    """The dtype a Python value (or nested list of them) makes: bool, default_int or default_float."""
+    if isinstance(x, list | tuple): return max((dtypes.from_py(v) for v in x), key=lambda t: t.priority, default=dtypes.default_float)
+    return dtypes.of_scalar(x)
+  @staticmethod
+  def from_numpy(dtype: np.dtype) -> DType:
+    for dt in dtypes.all:
+      if dt.numpy == np.dtype(dtype).name and dt.fmt is not None: return dt
+    raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no pytc dtype")
+  @staticmethod
+  def of_scalar(value: object) -> DType:
+    if isinstance(value, bool | np.bool_): return dtypes.bool
+    if isinstance(value, int | np.integer): return dtypes.default_int
+    if isinstance(value, float | np.floating): return dtypes.default_float
+    raise TypeError(f"cannot make a tensor element from {type(value).__name__} {value!r}")
+
   bool = DType("bool", 1, "i1", "bool", 0)
   int8 = DType("int8", 1, "i8", "int8", 1)
   uint8 = DType("uint8", 1, "ui8", "uint8", 2)
@@ -34,28 +91,35 @@ class dtypes:
   uint32 = DType("uint32", 4, "ui32", "uint32", 6)
   int64 = DType("int64", 8, "i64", "int64", 7)
   uint64 = DType("uint64", 8, "ui64", "uint64", 8)
-  float16 = DType("float16", 2, "f16", "float16", 9)
-  bfloat16 = DType("bfloat16", 2, "bf16", "uint16", 10)
-  float32 = DType("float32", 4, "f32", "float32", 11)
-  float64 = DType("float64", 8, "f64", "float64", 12)
-  half, float, double, int, uint = float16, float32, float64, int32, uint32
+  fp8e4m3 = DType("fp8e4m3", 1, "ui8", "uint8", 9)
+  fp8e5m2 = DType("fp8e5m2", 1, "ui8", "uint8", 10)
+  fp8e4m3fnuz = DType("fp8e4m3fnuz", 1, "ui8", "uint8", 9)
+  fp8e5m2fnuz = DType("fp8e5m2fnuz", 1, "ui8", "uint8", 10)
+  float16 = DType("float16", 2, "f16", "float16", 11)
+  bfloat16 = DType("bfloat16", 2, "bf16", "uint16", 12)
+  float32 = DType("float32", 4, "f32", "float32", 13)
+  float64 = DType("float64", 8, "f64", "float64", 14)
+  half, float, double = float16, float32, float64
+  uchar, ushort, uint, ulong = uint8, uint16, uint32, uint64
+  char, short, int, long = int8, int16, int32, int64
   default_float, default_int = float32, int32
 
-  @staticmethod
-  def all() -> list[DType]: return [v for k, v in vars(dtypes).items() if isinstance(v, DType) and k == v.name]
+  fp8_ocp, fp8_fnuz = (fp8e4m3, fp8e5m2), (fp8e4m3fnuz, fp8e5m2fnuz)
+  fp8s = fp8_ocp + fp8_fnuz
+  floats = fp8s + (float16, bfloat16, float32, float64)
+  uints, sints = (uint8, uint16, uint32, uint64), (int8, int16, int32, int64)
+  ints = uints + sints
+  int8s, int16s, int32s, int64s = (uint8, int8), (uint16, int16), (uint32, int32), (uint64, int64)
+  all = floats + ints + (bool,)
 
-  @staticmethod
-  def from_numpy(dtype: np.dtype) -> DType:
-    for dt in dtypes.all():
-      if dt.numpy == np.dtype(dtype).name and dt is not dtypes.bfloat16: return dt
-    raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no pytc dtype")
 
-  @staticmethod
-  def of_scalar(value: object) -> DType:
-    if isinstance(value, bool | np.bool_): return dtypes.bool
-    if isinstance(value, int | np.integer): return dtypes.default_int
-    if isinstance(value, float | np.floating): return dtypes.default_float
-    raise TypeError(f"cannot make a tensor element from {type(value).__name__} {value!r}")
+# (exponent bits, mantissa bits, exponent bias) of each float type
+FLOAT_LAYOUTS: dict[str, tuple[int, int, int]] = {
+  "fp8e4m3": (4, 3, 7), "fp8e5m2": (5, 2, 15), "fp8e4m3fnuz": (4, 3, 8), "fp8e5m2fnuz": (5, 2, 16),
+  "float16": (5, 10, 15), "bfloat16": (8, 7, 127), "float32": (8, 23, 127), "float64": (11, 52, 1023)}
+
+# Every dtype by each name it has on `dtypes` (aliases included): what `to_dtype` and dtype strings accept.
+DTYPES_DICT: dict[str, DType] = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith("default")}
 
 
 # Which types each type promotes to directly, as tinygrad's lattice: a mixed operation computes in the
@@ -64,7 +128,8 @@ PROMOTES_TO: dict[DType, tuple[DType, ...]] = {
   dtypes.bool: (dtypes.int8, dtypes.uint8), dtypes.int8: (dtypes.int16,), dtypes.int16: (dtypes.int32,), dtypes.int32: (dtypes.int64,),
   dtypes.int64: (dtypes.float16, dtypes.bfloat16), dtypes.uint8: (dtypes.int16, dtypes.uint16), dtypes.uint16: (dtypes.int32, dtypes.uint32),
   dtypes.uint32: (dtypes.int64, dtypes.uint64), dtypes.uint64: (dtypes.float16, dtypes.bfloat16), dtypes.float16: (dtypes.float32,),
-  dtypes.bfloat16: (dtypes.float32,), dtypes.float32: (dtypes.float64,), dtypes.float64: ()}
+  dtypes.bfloat16: (dtypes.float32,), dtypes.float32: (dtypes.float64,), dtypes.float64: (),
+  **{fp8: (dtypes.float16, dtypes.bfloat16) for fp8 in dtypes.fp8s}}
 
 
 def _reachable(dtype: DType) -> set[DType]:
@@ -81,6 +146,19 @@ def least_upper_dtype(*types: DType) -> DType:
   return min(common, key=lambda t: t.priority)
 
 
+def to_dtype(dtype: DType | str) -> DType:
+  """A dtype, or one named as on `dtypes` ("float32", "half"); an unknown name raises AttributeError."""
+  if isinstance(dtype, DType): return dtype
+  if not isinstance(dtype, str): raise TypeError(f"expected a dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
+  if (found := DTYPES_DICT.get(dtype.lower())) is None: raise AttributeError(f"dtypes has no dtype named {dtype!r}")
+  return found
+
+
+def sum_dtype(dtype: DType) -> DType:
+  """The dtype a sum accumulates in: bool and ints at least 32 bits (unsigned stay unsigned), floats at least float32."""
+  return least_upper_dtype(dtype, dtypes.uint32 if dtype.is_unsigned else dtypes.float32 if dtype.is_float else dtypes.int32)
+
+
 def to_numpy(data: bytes | memoryview, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
   array = np.frombuffer(data, dtype=dtype.numpy).reshape(shape)
   if dtype is dtypes.bfloat16: return (array.astype(np.uint32) << 16).view(np.float32)
@@ -88,8 +166,15 @@ def to_numpy(data: bytes | memoryview, dtype: DType, shape: tuple[int, ...]) -> 
 
 
 def from_numpy(array: np.ndarray, dtype: DType) -> np.ndarray:
-  """`array` as the bytes a buffer of `dtype` holds (bfloat16 rounded to nearest even)."""
+  """`array` as the bytes a buffer of `dtype` holds (bfloat16 rounded to nearest even; a NaN stays a quiet NaN of its sign)."""
   if dtype is dtypes.bfloat16:
-    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
-    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    values = np.asarray(array)
+    with np.errstate(over="ignore", invalid="ignore"):
+      floats = np.ascontiguousarray(values, dtype=np.float32)
+      bits = floats.view(np.uint32).astype(np.uint64)  # wide enough that rounding the largest NaN payloads cannot wrap
+      if values.dtype != np.float32:  # to f32 rounding to odd, so that rounding that to bf16 is exact (no double rounding)
+        exact, back = values.astype(np.float64), floats.astype(np.float64)
+        bits = (bits - (np.abs(back) > np.abs(exact))) | (back != exact) & ~np.isnan(exact)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return np.where(np.isnan(floats), (bits >> 16) | 0x40, rounded).astype(np.uint16)
   return np.ascontiguousarray(array, dtype=dtype.numpy)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytc.dtype import dtypes
 from pytc.graph import LazyOp, toposort
 
 if TYPE_CHECKING:
@@ -18,9 +19,10 @@ def _argsort(order: tuple[int, ...]) -> tuple[int, ...]: return tuple(sorted(ran
 
 
 def _max_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor, Tensor]:
+  """The larger input takes the gradient, ties split it in half, and a NaN input passes none to either."""
   a, b = srcs
-  share = (a == b).where(0.5, 1.0)
-  return (a < b).where(0.0, g * share), (b < a).where(0.0, g * share)
+  half = g * 0.5
+  return (a > b).where(g, (a == b).where(half, 0.0)), (b > a).where(g, (a == b).where(half, 0.0))
 
 
 def _reduce_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], arg) -> tuple[Tensor]:
@@ -29,7 +31,33 @@ def _reduce_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], arg) -> tuple
   if kind == "max":
     is_max = (x == out.expand(x.shape)).cast(g.dtype)
     return (is_max / is_max.sum(axes, keepdim=True).expand(x.shape) * g.expand(x.shape),)
+  if kind == "mul":
+    # d(prod)/dx_i is the product of the others: out / x_i where x_i != 0; at a zero it is the product of the
+    # nonzero rest when x_i is the only zero of its group, else 0
+    is_zero = x == 0
+    nonzero = is_zero.where(1.0, x).cast(g.dtype)
+    only_zero = is_zero.cast(dtypes.int32).sum(axes, keepdim=True) == 1
+    others = is_zero.where(only_zero.where(nonzero.prod(axes, keepdim=True), 0.0).expand(x.shape), out.expand(x.shape) / nonzero)
+    return (others * g.expand(x.shape),)
   raise NotImplementedError(f"no gradient for a {kind} reduction")
+
+
+def _pow_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor, Tensor]:
+  """d/db b**e = e * b**(e-1), 0 where e == 0 (b**0 is constant); d/de b**e = b**e * ln(b), which at b == 0 is 0
+  for e >= 0 and -inf for e < 0 (the limit from the right)."""
+  b, e = srcs
+  at_zero_base = (e < 0).where(-math.inf, e.zeros_like())
+  return g * (e == 0).where(0.0, e * b.pow(e - 1)), g * (b == 0).where(at_zero_base, out * b.log())
+
+
+def _exp2_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor]:
+  """A zero gradient stays zero where exp2 overflowed to inf (0 * inf would make it NaN)."""
+  return ((g == 0).where(0.0, g * out * math.log(2)),)
+
+
+def _recip_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor]:
+  """-1/x**2 is 0 at x = +-inf (out == 0), whatever gradient arrives (inf * 0 would make it NaN)."""
+  return ((out == 0).where(0.0, -g * out * out),)
 
 
 RULES: dict[str, Rule] = {
@@ -37,15 +65,16 @@ RULES: dict[str, Rule] = {
   "mul": lambda g, out, s, _: (g * s[1], g * s[0]),
   "max": _max_grad,
   "neg": lambda g, out, s, _: (-g,),
-  "exp2": lambda g, out, s, _: (g * out * math.log(2),),
+  "exp2": _exp2_grad,
   "log2": lambda g, out, s, _: (g / (s[0] * math.log(2)),),
   "sin": lambda g, out, s, _: (g * (math.pi / 2 - s[0]).sin(),),
   "sqrt": lambda g, out, s, _: (g / (out * 2),),
-  "recip": lambda g, out, s, _: (-g * out * out,),
-  "pow": lambda g, out, s, _: (g * s[1] * s[0].pow(s[1] - 1), g * out * s[0].log()),
+  "recip": _recip_grad,
+  "pow": _pow_grad,
   "where": lambda g, out, s, _: (None, s[0].where(g, 0.0), s[0].where(0.0, g)),
   "cast": lambda g, out, s, _: (g.cast(s[0].dtype),),
   "contiguous": lambda g, out, s, _: (g,),
+  "assign": lambda g, out, s, _: (None, g),
   "reduce": _reduce_grad,
   "reshape": lambda g, out, s, _: (g.reshape(s[0].shape),),
   "permute": lambda g, out, s, order: (g.permute(_argsort(order)),),
@@ -58,7 +87,8 @@ NO_GRADIENT = {"detach", "cmplt", "cmpne", "cmpeq", "trunc", "idiv", "mod", "and
 
 
 def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Tensor]:
-  """d(root)/d(node) for every node of `targets` that `root` depends on, keyed by id(node)."""
+  """d(root)/d(node) for every node of `targets` in root's graph, keyed by id(node); zeros for those that root
+  reaches only through ops without a gradient (comparisons, where's condition, detach)."""
   from pytc.tensor import Tensor
   wanted = {id(t) for t in targets}
   nodes = toposort([root.lazydata])
@@ -73,4 +103,5 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
     for src, src_grad in zip(node.srcs, RULES[node.op](g, Tensor(node), tuple(Tensor(s) for s in node.srcs), node.arg)):
       if src_grad is None or id(src) not in needed: continue
       grads[id(src)] = grads[id(src)] + src_grad if id(src) in grads else src_grad
-  return {k: v for k, v in grads.items() if k in wanted}
+  return {id(node): grads[id(node)] if id(node) in grads else Tensor(LazyOp("const", node.dtype, node.shape, node.device, arg=0.0))
+          for node in nodes if id(node) in wanted}

@@ -1,6 +1,11 @@
 """The lazy graph behind a Tensor, and its translation to a `uop` graph function in MLIR."""
 from __future__ import annotations
 
+import itertools
+import math
+import struct
+
+import numpy as np
 from mlir import ir
 
 from pytc.dtype import DType, dtypes
@@ -15,11 +20,13 @@ class LazyOp:
   def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
     if len(srcs) == 1:  # the common case, without the general merge
-      self._leaves, key = srcs[0].leaves, (op, dtype.name, shape, device, arg, srcs[0].structure)
+      self._leaves, key = srcs[0].leaves, (op, dtype.name, shape, device, arg if arg is None else arg_key(arg), srcs[0].structure)
     else:
       self._leaves, wiring = merge_leaves(self)
-      key = (op, dtype.name, shape, device, None if op == "buffer" else arg, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
-    self.structure = _structures.setdefault(key, len(_structures))
+      arg_part = None if op == "buffer" or arg is None else arg_key(arg)
+      key = (op, dtype.name, shape, device, arg_part, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
+    if (structure := _structures.get(key)) is None: structure = _structures.setdefault(key, next(_numbers))  # atomic across threads
+    self.structure = structure
 
   def __repr__(self) -> str: return f"LazyOp({self.op}, {self.dtype.name}, {self.shape}, {self.device})"
 
@@ -37,6 +44,24 @@ class LazyOp:
 # and `wiring` says which of a node's leaves each source's leaves are. Equal structures compute the same
 # function of their leaves, whichever buffers those are.
 _structures: dict[tuple, int] = {}
+_numbers = itertools.count()
+
+
+PLAIN_ARGS, DOUBLE = {type(None), int, str}, struct.Struct("<d")
+
+
+def arg_key(arg: object) -> object:
+  """`arg` as a structure key: Python calls 0.0 and -0.0 equal, NaN unequal to itself, and 1, 1.0 and True equal, but
+  each computes something else, so a float keys as its bits and a bool as itself beside its type. (Hot: every node.)"""
+  if (kind := type(arg)) in PLAIN_ARGS: return arg
+  if kind is tuple:
+    for item in arg:
+      if type(item) is not int: return tuple(map(arg_key, arg))
+    return arg
+  if kind is float: return ("float", DOUBLE.pack(arg))
+  if kind is bool or isinstance(arg, np.bool_): return ("bool", bool(arg))
+  if isinstance(arg, float | np.floating): return ("float", DOUBLE.pack(float(arg)))
+  return arg
 
 
 def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
@@ -90,7 +115,9 @@ def _scalar_attr(value: object, dtype: DType) -> ir.Attribute:
   element = ir.Type.parse(dtype.mlir)
   if dtype.is_float: return ir.FloatAttr.get(element, float(value))
   if dtype is dtypes.bool: return ir.BoolAttr.get(bool(value))
-  return ir.IntegerAttr.get(element, int(value))
+  bits = 8 * dtype.itemsize  # a Python int wraps into the element type (two's complement), as in C and NumPy
+  wrapped = int(value) & ((1 << bits) - 1)
+  return ir.IntegerAttr.get(element, wrapped - (1 << bits) if wrapped >> (bits - 1) else wrapped)
 
 
 REDUCE_KINDS = {"add": 0, "max": 1, "mul": 2}
@@ -111,10 +138,20 @@ def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
   return {}
 
 
+class SizeOverflowError(RuntimeError):
+  """A tensor too large for 64-bit sizes: no device could hold it and no index could reach all of it."""
+
+
+def check_size(node: LazyOp) -> None:
+  if (nbytes := math.prod(node.shape) * node.dtype.itemsize) >= 2 ** 63:
+    raise SizeOverflowError(f"{node.op} of shape {node.shape} and dtype {node.dtype.name} would need {nbytes} bytes, more than 64-bit sizes address")
+
+
 def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.Module:
   """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }`, one argument per input
   buffer node in the order given. The text depends only on the graph's structure, not on buffer identity."""
   nodes = toposort(outputs)
+  for node in nodes: check_size(node)
   module = ir.Module.create()
   with ir.InsertionPoint(module.body):
     fn = ir.Operation.create("func.func", attributes={
@@ -127,6 +164,9 @@ def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.
       if node.is_realized: continue
       if node.op == "detach":  # only cuts gradients: the value is its source's
         values[id(node)] = values[id(node.srcs[0])]
+        continue
+      if node.op == "assign":  # read before it was realized: its value (the store into the target happens when it is realized)
+        values[id(node)] = values[id(node.srcs[1])]
         continue
       attributes = _attributes(node)
       op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],

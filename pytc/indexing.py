@@ -1,4 +1,4 @@
-"""Tensor indexing: NumPy-style `t[...]`, assignment into a region, gather, scatter and masked_fill."""
+"""Tensor indexing: NumPy-style `t[...]`, assignment into a region, gather, scatter, scatter_reduce and masked_fill."""
 from __future__ import annotations
 
 import math
@@ -15,28 +15,37 @@ if TYPE_CHECKING:
 class Indexing:
   """The indexing methods of Tensor (mixed into it)."""
   def __getitem__(self, indices) -> Tensor:
-    """NumPy-style indexing: ints, slices (any step), None, ..., and integer Tensors (gathered with one-hot sums;
-    several Tensor indices must sit on adjacent dims and broadcast together)."""
-    indices = list(indices) if isinstance(indices, tuple) else [indices]
-    if sum(i is Ellipsis for i in indices) > 1: raise IndexError("an index can only have one ellipsis")
+    """NumPy-style indexing: ints, slices (any step), None, ..., and advanced indices: integer Tensors, lists or tuples,
+    which broadcast together and select 0 where out of range. Advanced indices on adjacent dims put their dims there,
+    others put them first."""
+    several = isinstance(indices, tuple) or (isinstance(indices, list) and not all(isinstance(i, int) for i in indices))
+    indices = list(indices) if several else [indices]  # a list of ints is one advanced index, as in NumPy
+    if sum(i is Ellipsis for i in indices) > 1: raise IndexError(f"an index can only have a single ellipsis, got {indices}")
     consumed = sum(1 for i in indices if i is not None and i is not Ellipsis)
     if consumed > self.ndim: raise IndexError(f"too many indices ({consumed}) for shape {self.shape}")
     at = next((k for k, i in enumerate(indices) if i is Ellipsis), len(indices))
     indices[at:at + 1] = [slice(None)] * (self.ndim - consumed)
-    x, dim, tensor_dims = self, 0, []
+    x, dim, advanced = self, 0, []
     for index in indices:
-      if index is None:
-        x, dim = x.unsqueeze(dim), dim + 1
-      elif isinstance(index, type(self)):
-        tensor_dims.append((dim, index))
-        dim += 1
+      if index is None: x, dim = x.unsqueeze(dim), dim + 1
       elif isinstance(index, slice): x, dim = x._slice(dim, index), dim + 1
       elif isinstance(index, int | np.integer):
         n = x.shape[dim]
-        if not -n <= index < n: raise IndexError(f"index {index} is out of range for dim {dim} of size {n}")
+        if not -n <= index < n: raise IndexError(f"index {index} is out of bounds for dim {dim} with size {n}")
         x = x.shrink(tuple((index % n, index % n + 1) if a == dim else None for a in range(x.ndim))).squeeze(dim)
+      elif isinstance(index, type(self) | list | tuple): advanced, dim = advanced + [(dim, self._index_tensor(index))], dim + 1
       else: raise IndexError(f"cannot index with {type(index).__name__}")
-    return x._gather_dims(tensor_dims) if tensor_dims else x
+    return x._gather_dims(advanced) if advanced else x
+
+  def _index_tensor(self, index) -> Tensor:
+    """An advanced index as an integer Tensor on self's device."""
+    if not isinstance(index, type(self)):
+      values = np.asarray(index)
+      if values.dtype.kind not in "iu": raise IndexError(f"index {index!r} holds {values.dtype} values, not integers")
+      return type(self)(values.astype(np.int32), device=self.device)
+    if index.dtype.is_float or index.dtype.is_bool: raise IndexError(f"Tensor indices must be integers, got {index.dtype}")
+    if index.device != self.device: raise RuntimeError(f"index on {index.device} for a tensor on {self.device}")
+    return index
 
   def _slice(self, dim: int, index: slice) -> Tensor:
     start, stop, step = index.indices(self.shape[dim])
@@ -52,45 +61,83 @@ class Indexing:
     split = padded.reshape(x.shape[:dim] + (count, step) + x.shape[dim + 1:])
     return split.shrink(tuple((0, 1) if a == dim + 1 else None for a in range(split.ndim))).reshape(x.shape[:dim] + (count,) + x.shape[dim + 1:])
 
-  def _gather_dims(self, tensor_dims: list[tuple[int, Tensor]]) -> Tensor:
-    dims = [d for d, _ in tensor_dims]
-    if dims != list(range(dims[0], dims[0] + len(dims))): raise IndexError("Tensor indices must be on adjacent dims")
-    sizes = [self.shape[d] for d in dims]
-    flat = None
-    for (_, index), n in zip(tensor_dims, sizes):
-      if index.dtype.is_float: raise IndexError(f"Tensor indices must be integers, got {index.dtype}")
-      wrapped = (index < 0).where(index + n, index).cast(dtypes.int32)
-      flat = wrapped if flat is None else flat * n + wrapped
+  def _gather_dims(self, advanced: list[tuple[int, Tensor]]) -> Tensor:
+    """self at the integer Tensor indices given for some dims: one one-hot sum over those dims, flattened together."""
+    from pytc.tensor import broadcast_shape
+    dims, x = [d for d, _ in advanced], self
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+      x, dims = x.permute(*dims, *[d for d in range(x.ndim) if d not in dims]), list(range(len(dims)))
+    try: batch = broadcast_shape(*(index.shape for _, index in advanced))
+    except ValueError as error: raise IndexError(f"indices of shapes {[i.shape for _, i in advanced]} do not broadcast together") from error
+    sizes, flat, inside = [x.shape[d] for d in dims], None, None
+    for (_, index), n in zip(advanced, sizes):
+      wrapped = (index < 0).where(index + n, index)
+      fits = (wrapped >= 0) & (wrapped < n)
+      wrapped = wrapped.cast(dtypes.int32)
+      flat, inside = (wrapped, fits) if flat is None else (flat * n + wrapped, inside & fits)
     first, total = dims[0], math.prod(sizes)
-    x = self.reshape(self.shape[:first] + (total,) + self.shape[first + len(dims):])
-    pre, post, batch = x.shape[:first], x.shape[first + 1:], flat.shape
-    onehot = flat.unsqueeze(-1) == type(self).arange(total, device=self.device)
-    onehot = onehot.reshape((1,) * len(pre) + batch + (total,) + (1,) * len(post))
+    x = x.reshape(x.shape[:first] + (total,) + x.shape[first + len(dims):])
+    pre, post = x.shape[:first], x.shape[first + 1:]
+    flat = inside.where(flat, -1)._broadcast_to(batch)
+    onehot = (flat.unsqueeze(-1) == type(self).arange(total, device=self.device)).reshape((1,) * len(pre) + batch + (total,) + (1,) * len(post))
     spread = x.reshape(pre + (1,) * len(batch) + (total,) + post)
     return onehot.where(spread, 0).sum(len(pre) + len(batch)).cast(self.dtype)
 
   def gather(self, dim: int, index: Tensor) -> Tensor:
-    """out[i][j] = self[index[i][j]][j] for dim 0 (and so on): index has self's rank and fits inside it elsewhere."""
+    """out[i][j] = self[index[i][j]][j] for dim 0 (and so on): index has self's rank and fits inside it off dim; an index
+    outside dim selects 0."""
     dim = self._axis(dim)
+    if index.dtype.is_float or index.dtype.is_bool: raise RuntimeError(f"gather needs an integer index, got {index.dtype}")
+    if index.device != self.device: raise RuntimeError(f"gather index on {index.device} for a tensor on {self.device}")
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != dim):
-      raise ValueError(f"gather index of shape {index.shape} does not fit {self.shape} off dim {dim}")
+      raise RuntimeError(f"gather index of shape {index.shape} does not fit {self.shape} off dim {dim}")
     n = self.shape[dim]
     inside = self.shrink(tuple(None if i == dim else (0, s) for i, s in enumerate(index.shape)))
     spread = inside.unsqueeze(-1).transpose(dim, -1).expand(index.shape + (n,))
     return (index.unsqueeze(-1) == type(self).arange(n, device=self.device)).where(spread, 0).sum(-1).cast(self.dtype)
 
-  def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar) -> Tensor:
-    """A copy with self[index[i][j]][j] = src[i][j] for dim 0 (and so on)."""
+  def _scattered(self, dim: int, index: Tensor, src: Tensor) -> tuple[Tensor, Tensor]:
+    """src and where it lands, laid out as self.shape + (index.shape[dim],): along dim the target positions, last the source
+    positions along dim; hits[..., t, ..., j] says source j lands on target t (never in the padding past index's shape)."""
     dim = self._axis(dim)
-    if index.ndim != self.ndim: raise ValueError(f"scatter index of rank {index.ndim} does not match rank {self.ndim}")
-    src = src if isinstance(src, type(self)) else type(self).full(index.shape, src, dtype=self.dtype, device=self.device)
-    src = src.shrink(tuple((0, s) for s in index.shape))
-    n = self.shape[dim]
+    if index.dtype.is_float or index.dtype.is_bool: raise RuntimeError(f"scatter needs an integer index, got {index.dtype}")
+    if index.device != self.device or src.device != self.device:
+      raise RuntimeError(f"scatter of index on {index.device} and src on {src.device} into a tensor on {self.device}")
+    if src.dtype != self.dtype: raise RuntimeError(f"scatter of {src.dtype} values into a {self.dtype} tensor")
+    shapes = enumerate(zip(self.shape, index.shape, src.shape))
+    if not index.ndim == self.ndim == src.ndim or any((d != dim and i > s) or i > v for d, (s, i, v) in shapes):
+      raise RuntimeError(f"scatter index of shape {index.shape} must fit src {src.shape} and, off dim {dim}, self {self.shape}")
+    n, padding = self.shape[dim], tuple((0, 0) if d == dim else (0, s - i) for d, (s, i) in enumerate(zip(self.shape, index.shape))) + ((0, 0),)
     hits = (index.unsqueeze(-1) == type(self).arange(n, device=self.device)).transpose(dim, -1)
-    values = hits.where(src.unsqueeze(-1).transpose(dim, -1), 0).sum(-1).cast(self.dtype)
-    covered = hits.any(-1)
-    padding = tuple((0, 0) if i == dim else (0, s - t) for i, (s, t) in enumerate(zip(self.shape, covered.shape)))
-    return covered.pad(padding).where(values.pad(padding), self)
+    values = src.shrink(tuple((0, i) for i in index.shape)).unsqueeze(-1).transpose(dim, -1)._broadcast_to(hits.shape)
+    return values.pad(padding), hits.pad(padding)
+
+  def scatter(self, dim: int, index: Tensor, src: Tensor | Scalar, reduce: str | None = None) -> Tensor:
+    """A copy with self[index[i][j]][j] = src[i][j] for dim 0 (and so on); where indices repeat, the last source wins.
+    reduce="add" or "multiply" (with a scalar src) combines instead."""
+    if reduce not in (None, "add", "multiply"): raise TypeError(f"scatter reduce must be None, 'add' or 'multiply', got {reduce!r}")
+    if not isinstance(src, type(self)): src = type(self).full(index.shape, src, dtype=self.dtype, device=self.device)
+    elif reduce is not None: raise TypeError("scatter with reduce takes a scalar src; use scatter_reduce for a Tensor src")
+    if reduce is not None: return self.scatter_reduce(dim, index, src, "sum" if reduce == "add" else "prod")
+    values, hits = self._scattered(dim, index, src)
+    order = type(self).arange(hits.shape[-1], device=self.device)
+    last = hits.where(order, -1).max(-1, keepdim=True)
+    return (last >= 0).squeeze(-1).where((order == last).where(values, 0).sum(-1).cast(self.dtype), self)
+
+  def scatter_reduce(self, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+    """A copy with src[i][j] combined into self[index[i][j]][j] (dim 0, and so on) by reduce: "sum", "prod", "mean", "amax"
+    or "amin". Without include_self, targets that receive a value drop self's."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+      raise RuntimeError(f"scatter_reduce reduce must be 'sum', 'prod', 'mean', 'amax' or 'amin', got {reduce!r}")
+    values, hits = self._scattered(dim, index, src)
+    untouched = hits.any(-1).logical_not()
+    def kept(identity: Scalar) -> Tensor | Scalar: return self if include_self else untouched.where(self, identity)
+    if reduce == "sum": return hits.where(values, 0).sum(-1) + kept(0)
+    if reduce == "prod": return hits.where(values, 1).prod(-1) * kept(1)
+    if reduce == "amax": return hits.where(values, self.dtype.min).max(-1).maximum(kept(self.dtype.min))
+    if reduce == "amin": return hits.where(values, self.dtype.max).min(-1).minimum(kept(self.dtype.max))
+    count = hits.sum(-1) + (1 if include_self else untouched.where(1, 0))
+    return (hits.where(values, 0).sum(-1) + kept(0)) / count
 
   def masked_fill(self, mask: Tensor, value: Scalar) -> Tensor: return mask.where(value, self)
 

@@ -1,17 +1,26 @@
 """TinyJit: capture the kernel launches of a function once, then replay them with new inputs.
 
-The first call runs the function as usual; the second runs it again while recording every launch (kernel
-and buffers); later calls skip the Python graph building and scheduling entirely: they patch the input
-buffers' addresses into the recorded kernel arguments and submit one prebuilt command buffer. As in
-tinygrad, inputs are the Tensor arguments (same shapes and dtypes on every call), the function must do
-the same thing every call, and the returned tensors live in the same buffers from call to call.
+The first call runs the function as usual; the second runs it again while recording every launch (kernel and buffers);
+later calls skip the Python, the graph building and the scheduling: they patch the input buffers' addresses into the
+recorded kernel arguments, write the next random keys, and submit one prebuilt command buffer. As in tinygrad, inputs are
+the Tensor arguments (positional, keyword, or directly inside a list, tuple or dict argument), of the same shapes, dtypes
+and views on every call; the function must do the same thing every call; state it changes lives in buffers it assigns
+to (`x.assign(...)`, `x += ...`, an optimizer's step), which the replay writes again; the returned tensors live in the
+same buffers from call to call. `JIT=0` in the environment runs the function plainly on every call.
 """
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
+from typing import Any
 
+import numpy as np
+
+from pytc.device import Buffer
+from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import GlobalCounters
-from pytc.realize import RECORDERS, slices_for
+from pytc.realize import RECORDERS, SUBMIT_LOCK, realize, slices_for
 from pytc.runtime.ops_cpu import Kernargs
 from pytc.tensor import Tensor
 
@@ -20,52 +29,148 @@ class JitError(RuntimeError):
   """A jitted function was called in a way its capture cannot replay."""
 
 
+_capturing: list[TinyJit] = []
+
+
+def _input_tensors(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Tensor]]:
+  """The Tensor arguments with their positions or keywords (keywords sorted), then the Tensors directly inside list, tuple
+  and dict arguments (not deeper: a model's weights stay implicit inputs)."""
+  named = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)] + sorted(((k, v) for k, v in kwargs.items() if isinstance(v, Tensor)),
+                                                                               key=lambda kv: kv[0])
+  names, tensors = [name for name, _ in named], [t for _, t in named]
+  for arg in (*args, *kwargs.values()):
+    items = arg if isinstance(arg, list | tuple) else arg.values() if isinstance(arg, dict) else ()
+    tensors += [t for t in items if isinstance(t, Tensor) and not any(t is seen for seen in tensors)]
+  return names, tensors
+
+
+def _base(node: LazyOp) -> tuple[LazyOp, list[LazyOp]]:
+  """The node under a chain of views, and the views from the outermost in (what a kernel reading them bakes in)."""
+  views = []
+  while node.op in VIEW_OPS:
+    views.append(node)
+    node = node.srcs[0]
+  return node, views
+
+
+def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
+  """Realize the input tensors; returns their buffers and what a capture depends on (view chain, shape, dtype, device)."""
+  for i, t in enumerate(tensors):
+    if _base(t.lazydata)[0].op == "const":
+      raise JitError(f"TinyJit input {i} is a constant {t.shape} {t.dtype} without a buffer to replace: pass x.contiguous() instead")
+  if tensors: Tensor.realize(*tensors)
+  bases = [_base(t.lazydata) for t in tensors]
+  buffers = [base.arg for base, _ in bases]
+  if len({id(b) for b in buffers}) != len(buffers): raise JitError("TinyJit got the same tensor (or buffer) twice among its inputs")
+  return buffers, [(tuple((v.op, v.shape, v.arg) for v in views), base.shape, base.dtype, base.device) for base, views in bases]
+
+
+def _describe(info: tuple) -> str:
+  views, shape, dtype, device = info
+  return f"a {shape} {dtype} buffer on {device}" + (f" seen through {', '.join(f'{op}{arg}' for op, _, arg in views)}" if views else "")
+
+
+def _tensors_in(value: Any) -> list[Tensor]:
+  if isinstance(value, Tensor): return [value]
+  if isinstance(value, list | tuple | dict): return [t for item in (value.values() if isinstance(value, dict) else value) for t in _tensors_in(item)]
+  return []
+
+
+def _check_returns(value: Any) -> None:
+  if value is None or isinstance(value, Tensor): return
+  if not isinstance(value, list | tuple | dict):
+    raise JitError(f"a jitted function may return only Tensors (in lists, tuples, dicts), not {type(value).__name__}: replays return it unchanged")
+  for item in value.values() if isinstance(value, dict) else value: _check_returns(item)
+
+
+def _substitute(value: Any, replacements: dict[int, Tensor]) -> Any:
+  if isinstance(value, Tensor): return replacements.get(id(value), value)
+  if isinstance(value, dict): return {k: _substitute(v, replacements) for k, v in value.items()}
+  if isinstance(value, list | tuple): return type(value)(_substitute(v, replacements) for v in value)
+  return value
+
+
 class TinyJit:
-  def __init__(self, fn: Callable):
-    self.fn, self.calls = fn, 0
-    self.signature: list[tuple] = []
-    self.result = None
+  """`@TinyJit` or `TinyJit(fn)`; with `prune=True` (`@TinyJit(prune=True)`) the replays leave out the kernels that depend on no
+  input, which ran once when captured (say, weights prepared inside the function)."""
+  def __new__(cls, fn: Callable | None = None, prune: bool = False):
+    return functools.partial(cls, prune=prune) if fn is None else super().__new__(cls)
+
+  def __init__(self, fn: Callable, prune: bool = False):
+    self.fn, self.prune = fn, prune
+    self.reset()
+
+  def reset(self) -> None:
+    """Forget the capture: the next call runs plainly, the one after captures again."""
+    self.calls, self.result, self.launches = 0, None, []
+
+  def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
   def __call__(self, *args, **kwargs):
-    inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
-    if inputs: Tensor.realize(*inputs)
-    signature = [(t.shape, t.dtype) for t in inputs]
+    if _capturing and self.calls >= 1:
+      raise RuntimeError("having TinyJit inside another TinyJit is not supported: the outer capture would miss its kernels")
+    names, tensors = _input_tensors(args, kwargs)
+    buffers, info = _prepare_inputs(tensors)
+    if self.calls == 0 or os.environ.get("JIT", "1") == "0": result = self.run(args, kwargs)
+    elif self.calls == 1: result = self.capture(args, kwargs, names, tensors, buffers, info)
+    else:
+      if names != self.names: raise JitError(f"jitted function called with tensor arguments {names}, captured with {self.names}")
+      if info != self.info:
+        i = next(i for i, (now, then) in enumerate(zip(info, self.info)) if now != then)
+        raise JitError(f"jitted function's input {i} is {_describe(info[i])}, captured as {_describe(self.info[i])}")
+      result = self.replay(tensors, buffers)
     self.calls += 1
-    if self.calls == 1: return self.fn(*args, **kwargs)
-    if self.calls == 2: return self.capture(inputs, signature, args, kwargs)
-    if signature != self.signature: raise JitError(f"jitted function called with {signature}, captured with {self.signature}")
-    return self.replay(inputs)
+    return result
 
-  def capture(self, inputs: list[Tensor], signature: list[tuple], args, kwargs):
-    recorded: list = []
+  def run(self, args: tuple, kwargs: dict) -> Any:
+    result = self.fn(*args, **kwargs)
+    if returned := _tensors_in(result): Tensor.realize(*returned)
+    return result
+
+  def capture(self, args: tuple, kwargs: dict, names: list[int | str], tensors: list[Tensor], buffers: list[Buffer], info: list[tuple]) -> Any:
+    recorded, keys, rng_start = [], [], Tensor._rng_calls
     RECORDERS.append(recorded)
-    try:
-      self.result = self.fn(*args, **kwargs)
-      outputs = self.result if isinstance(self.result, tuple | list) else [self.result]
-      if results := [t for t in outputs if isinstance(t, Tensor)]: Tensor.realize(*results)
+    Tensor._rng_recorders.append(keys)
+    _capturing.append(self)
+    try: result = self.run(args, kwargs)
     finally:
       RECORDERS.remove(recorded)
-    self.signature = signature
-    input_buffers = [t.lazydata.arg for t in inputs]
-    self.launches, self.patches = [], []  # patches: (kernargs, argument position, input index)
-    devices = {id(device): device for device, _ in recorded}
-    if len(devices) > 1: raise JitError("a jitted function must run on one device")
-    self.device = next(iter(devices.values())) if devices else None
+      Tensor._rng_recorders.remove(keys)
+      _capturing.remove(self)
+    if not any(launches for _, launches in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
+    _check_returns(result)
+    if len({id(device) for device, launches in recorded if launches}) > 1: raise JitError("a jitted function must run on one device")
+    self.device = next(device for device, launches in recorded if launches)
+    self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
+    self.keys = [(buffer, call - rng_start) for buffer, call in keys]
+    self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if any(t is r for r in _tensors_in(result))}
+    position = {id(b): i for i, b in enumerate(buffers)}
+    needed = set(position)  # with prune: the buffers that depend on an input
+    self.launches, self.patches, self.held = [], [], {}  # patches: (kernargs, argument position, input index); held: the other buffers
     for _, launches in recorded:
-      for entry, buffers, extent in launches:
-        kernargs = Kernargs([b.address for b in buffers] + [0, extent])
-        self.launches.append((entry, kernargs, slices_for(self.device, extent, buffers), buffers))
-        self.patches += [(kernargs, position, input_buffers.index(b)) for position, b in enumerate(buffers) if b in input_buffers]
-    if self.device is not None:
-      queue = self.device.queue()
-      for entry, kernargs, slices, _ in self.launches: queue.exec(entry, kernargs.address, (slices, 1, 1))
-      self.command_buffer = queue.bytes()
-    return self.result
+      for entry, launch_buffers, extent in launches:
+        if self.prune and needed.isdisjoint(id(b) for b in launch_buffers): continue
+        needed.update(id(b) for b in launch_buffers)
+        kernargs = Kernargs([b.address for b in launch_buffers] + [0, extent])
+        self.launches.append((entry, kernargs, slices_for(self.device, extent, launch_buffers)))
+        self.patches += [(kernargs, i, position[id(b)]) for i, b in enumerate(launch_buffers) if id(b) in position]
+        self.held.update({id(b): b for b in launch_buffers if id(b) not in position})
+    queue = self.device.queue()
+    for entry, kernargs, slices in self.launches: queue.exec(entry, kernargs.address, (slices, 1, 1))
+    self.command_buffer = queue.bytes()
+    return result
 
-  def replay(self, inputs: list[Tensor]):
-    if self.device is None: return self.result
-    for kernargs, position, index in self.patches: kernargs.set(position, inputs[index].lazydata.arg.address)
-    self.device.compute.submit(self.command_buffer + self.device.queue().signal(self.device.timeline, self.device.next_timeline_value()).bytes())
+  def replay(self, tensors: list[Tensor], buffers: list[Buffer]) -> Any:
+    for i, buffer in enumerate(buffers):
+      if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
+        buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
+    for kernargs, position, index in self.patches: kernargs.set(position, buffers[index].address)
+    for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(Tensor._rng_calls + offset)], np.uint32))
+    Tensor._rng_calls += self.rng_calls
+    with SUBMIT_LOCK:
+      done = self.device.queue().signal(self.device.timeline, self.device.next_timeline_value())
+      self.device.compute.submit(self.command_buffer + done.bytes())
     self.device.synchronize()
     GlobalCounters.kernel_count += len(self.launches)
-    return self.result
+    if not self.returned_inputs: return self.result
+    return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})

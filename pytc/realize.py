@@ -2,21 +2,25 @@
 device's HCQ queue in one command buffer."""
 from __future__ import annotations
 
+import threading
 import time
+from collections import Counter
 
 from mlir import ir
 
-from pytc.compiler import Schedule, compile_kernels, context, schedule_graph
+from pytc.compiler import COMPILE_LOCK, Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
-from pytc.graph import LazyOp, structure_of, to_mlir
+from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, getenv
 from pytc.runtime.ops_cpu import Kernargs
 
-DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all()}
+DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 
 
 _schedules: dict[int, Schedule] = {}
+# Taken around a timeline value and its submit: threads must submit timeline values in increasing order.
+SUBMIT_LOCK = threading.Lock()
 # While a jit captures, each realize appends (device, [(kernel entry, its buffers)]) to every list here.
 RECORDERS: list[list] = []
 
@@ -28,9 +32,11 @@ def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[
   pending = list({id(n): n for n in outputs if not n.is_realized}.values())
   inputs, structure = structure_of(pending)
   if (cached := _schedules.get(structure)) is None:
-    GlobalCounters.schedules_built += 1
-    with context(), ir.Location.unknown():
-      cached = _schedules[structure] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs))
+    with COMPILE_LOCK:
+      if (cached := _schedules.get(structure)) is None:  # another thread may have built it meanwhile
+        GlobalCounters.schedules_built += 1
+        with context(), ir.Location.unknown():
+          cached = _schedules[structure] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs))
   return cached, inputs, pending
 
 
@@ -40,15 +46,17 @@ def slices_for(device, extent: int, buffers: list[Buffer]) -> int:
   return max(1, min(device.cores, extent))
 
 
-def realize(outputs: list[LazyOp]) -> list[LazyOp]:
-  """Compute every unrealized node of `outputs`; returns buffer nodes in the same order."""
+def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
+  """Compute every unrealized node of `outputs`; returns buffer nodes in the same order. `destinations` asks for the buffer a node
+  is computed into (by id), taken when the schedule reads nothing from it."""
+  if any(n.op == "assign" for n in outputs): return realize_assigns(outputs)
   if all(n.is_realized for n in outputs): return outputs
   start = time.perf_counter()
   scheduled, inputs, pending = schedule(outputs)
   program = compile_kernels(scheduled)
   device_name = pending[0].device
   device = Device[device_name]
-  buffers = {"input": [n.arg for n in inputs], "output": [Buffer(device_name, n.dtype, n.shape) for n in pending],
+  buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
              "temp": [Buffer(device_name, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
   queue, kernargs, stamps, record = device.queue(), [], [], []
   began, ended = device.new_signal(), device.new_signal()
@@ -64,7 +72,7 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
     queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
     if stamps: queue.timestamp(stamps[-1][2])
   for recorder in RECORDERS: recorder.append((device, record))
-  queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
   for number, (launch, start_kernel, end_kernel) in enumerate(stamps, GlobalCounters.kernel_count + 1):
@@ -74,5 +82,42 @@ def realize(outputs: list[LazyOp]) -> list[LazyOp]:
   if DEBUG >= 1:
     print(f"realize: {len(scheduled.launches)} kernels in {(time.perf_counter() - start) * 1e3:.2f} ms "
           f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {program.compile_seconds * 1e3:.2f} ms)")
-  done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=b) for n, b in zip(pending, buffers["output"])}
+  done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
   return [done.get(id(n), n) for n in outputs]
+
+
+def output_buffers(pending: list[LazyOp], slots: tuple[int, ...], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> list[Buffer]:
+  """A buffer for each output slot of a schedule: the destination asked for the one node computed there, unless the schedule reads
+  that buffer too (a kernel could then read what another already overwrote), else a new one."""
+  at_slot: dict[int, list[LazyOp]] = {}
+  for node, slot in zip(pending, slots): at_slot.setdefault(slot, []).append(node)
+  taken = {id(n.arg) for n in inputs}
+  result = []
+  for slot in range(len(at_slot)):
+    first = at_slot[slot][0]
+    if len(at_slot[slot]) == 1 and (wanted := destinations.get(id(first))) is not None and id(wanted) not in taken:
+      taken.add(id(wanted))
+      result.append(wanted)
+    else: result.append(Buffer(first.device, first.dtype, first.shape))
+  return result
+
+
+def stored_value(assign: LazyOp) -> LazyOp:
+  """What an assign computes: its value, copied when that is a buffer or a view of one (a kernel must write the target)."""
+  value = assign.srcs[1]
+  return LazyOp("contiguous", value.dtype, value.shape, value.device, (value,)) if is_view(value) else value
+
+
+def realize_assigns(outputs: list[LazyOp]) -> list[LazyOp]:
+  """Realize `outputs` where some are `assign` nodes (target buffer, value): each value lands in its target's buffer, computed
+  there directly when nothing else in the schedule reads that buffer, else computed aside and copied in after all the schedule's
+  kernels ran, so every kernel reads the values from before. An assign comes back as its target's buffer node."""
+  values = [stored_value(n) if n.op == "assign" else n for n in outputs]
+  uses = Counter(id(v) for v in values)
+  assigns = [(n.srcs[0], v) for n, v in zip(outputs, values) if n.op == "assign"]
+  done = realize(values, {id(v): target.arg for target, v in assigns if uses[id(v)] == 1})
+  computed = [node for n, node in zip(outputs, done) if n.op == "assign"]
+  copies = [(target, LazyOp("contiguous", node.dtype, node.shape, node.device, (node,))) for (target, _), node in zip(assigns, computed)
+            if node.arg is not target.arg]
+  if copies: realize([copy for _, copy in copies], {id(copy): target.arg for target, copy in copies})
+  return [n.srcs[0] if n.op == "assign" else node for n, node in zip(outputs, done)]

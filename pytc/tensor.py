@@ -3,26 +3,34 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from pytc.activations import Activations, float32_for_halves
+from pytc.creation import Creation, argfix
 from pytc.device import Buffer, Device
-from pytc.dtype import DType, dtypes, least_upper_dtype
+from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype
+from pytc.fp8 import float32_to_fp8, fp8_storage_only, fp8_to_float32
 from pytc.functional import Functional
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
-from pytc.helpers import per_dim
+from pytc.helpers import GlobalCounters, per_dim
 from pytc.indexing import Indexing
-from pytc.realize import realize
+from pytc.inverse_trig import InverseTrig
+from pytc.linalg import Linalg
+from pytc.padding import PaddingModes
+from pytc.rand import Random
+from pytc.realize import RECORDERS, realize
+from pytc.rearrange import Rearrange
+from pytc.resample import Resample
+from pytc.selection import Selection
+from pytc.sorting import Sorting
 from pytc.template import templated
 
 Scalar = int | float | bool
-
-
-def argfix(*x) -> tuple:
-  """tinygrad's calling convention: f(1, 2) and f((1, 2)) mean the same."""
-  return tuple(x[0]) if len(x) == 1 and isinstance(x[0], tuple | list) else tuple(x)
+BOOL_ARITHMETIC = {"add": "or", "mul": "and"}  # bool + is logical or and bool * logical and, as in tinygrad (so bool - b is or not b)
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -36,23 +44,37 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(result)
 
 
-class Tensor(Indexing, Functional):
+class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting, Resample, PaddingModes, InverseTrig, Selection, Activations):
   """A lazy, immutable multi-dimensional array on a device."""
   no_grad: ClassVar[bool] = False
   training: ClassVar[bool] = False
-  _trainable: ClassVar[weakref.WeakValueDictionary] = weakref.WeakValueDictionary()  # id -> tensor with requires_grad
-  _seed: ClassVar[int] = 0
-  _rng_calls: ClassVar[int] = 0
+  _live: ClassVar[set[weakref.ref]] = set()  # every Tensor alive: backward() fills `.grad` of those in its graph
+  _rng_recorders: ClassVar[list[list]] = []  # while a TinyJit captures: (key buffer, call number) of every rand call
 
-  def __init__(self, data: LazyOp | Scalar | list | tuple | np.ndarray, device: str | None = None,
-               dtype: DType | None = None, requires_grad: bool | None = None):
+  def __init__(self, data: LazyOp | Scalar | bytes | list | tuple | np.ndarray | None, device: str | None = None,
+               dtype: DType | str | None = None, requires_grad: bool | None = None):
     self.grad: Tensor | None = None
-    self.requires_grad = requires_grad
-    self.lazydata = data if isinstance(data, LazyOp) else self._lazydata(data, Device.canonicalize(device), dtype)
+    self.requires_grad = requires_grad  # None: a gradient when backward() reaches it (tinygrad's rule); False: never
+    self.lazydata = data if isinstance(data, LazyOp) else \
+      self._lazydata(data, Device.canonicalize(device), None if dtype is None else to_dtype(dtype))
+    Tensor._live.add(weakref.ref(self, Tensor._live.discard))  # one ref per Tensor: the set never compares two live refs
 
   @staticmethod
   def _lazydata(data, device: str, dtype: DType | None) -> LazyOp:
-    if isinstance(data, Scalar): return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
+    """None is 0.0 and a Python scalar a constant; bytes are the raw elements of `dtype` (uint8 by default); lists take
+    bool, default_int or default_float from their elements, NumPy arrays and scalars their own dtype. fp8 data is
+    converted from float32 in the graph."""
+    if data is None: data = 0.0
+    if isinstance(data, np.generic): data = np.asarray(data)
+    if isinstance(data, Scalar):
+      if dtype in dtypes.fp8s: return Tensor(data, device, dtypes.float32).cast(dtype).lazydata
+      return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
+    if isinstance(data, bytes):
+      dtype = dtype or dtypes.uint8
+      if len(data) % dtype.itemsize: raise ValueError(f"{len(data)} bytes are not a whole number of {dtype} elements")
+      buffer = Buffer(device, dtype, (len(data) // dtype.itemsize,))
+      buffer.raw.copyin(memoryview(data))
+      return LazyOp("buffer", dtype, buffer.shape, device, arg=buffer)
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
     array = np.asarray(data)
@@ -60,14 +82,8 @@ class Tensor(Indexing, Functional):
     if dtype is None and isinstance(data, np.ndarray): dtype = dtypes.from_numpy(array.dtype)
     elif dtype is None:  # Python lists: tinygrad's defaults
       dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" else dtypes.default_float
+    if dtype in dtypes.fp8s: return Tensor(array.astype(np.float32), device).cast(dtype).lazydata
     return LazyOp("buffer", dtype, tuple(array.shape), device, arg=Buffer(device, dtype, tuple(array.shape)).copyin(array))
-
-  @property
-  def requires_grad(self) -> bool | None: return self._requires_grad
-  @requires_grad.setter
-  def requires_grad(self, value: bool | None) -> None:
-    self._requires_grad = value
-    if value: Tensor._trainable[id(self)] = self
 
   # *** properties ***
 
@@ -81,148 +97,53 @@ class Tensor(Indexing, Functional):
   def ndim(self) -> int: return len(self.lazydata.shape)
   def numel(self) -> int: return math.prod(self.shape)
   def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}>"
-
-  # *** creation ***
-
-  @staticmethod
-  def empty(*shape, dtype: DType | None = None, device: str | None = None) -> Tensor:
-    """A realized tensor whose contents are unspecified."""
-    shape, device, dtype = argfix(*shape), Device.canonicalize(device), dtype or dtypes.default_float
-    return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape)))
-
-  @staticmethod
-  def full(shape, fill_value: Scalar, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
-    shape = argfix(shape)
-    if any(not isinstance(n, int) or n < 0 for n in shape): raise ValueError(f"bad shape {shape}")
-    return Tensor(LazyOp("const", dtype or dtypes.of_scalar(fill_value), shape, Device.canonicalize(device), arg=fill_value), **kwargs)
-
-  @staticmethod
-  def zeros(*shape, **kwargs) -> Tensor: return Tensor.full(argfix(*shape), 0.0 if kwargs.get("dtype") is None else 0, **kwargs)
-  @staticmethod
-  def ones(*shape, **kwargs) -> Tensor: return Tensor.full(argfix(*shape), 1.0 if kwargs.get("dtype") is None else 1, **kwargs)
-  def full_like(self, fill_value: Scalar, **kwargs) -> Tensor:
-    return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kwargs})
-  def zeros_like(self, **kwargs) -> Tensor: return self.full_like(0, **kwargs)
-  def ones_like(self, **kwargs) -> Tensor: return self.full_like(1, **kwargs)
-
-  @staticmethod
-  def arange(start: int | float, stop: int | float | None = None, step: int | float = 1, dtype: DType | None = None,
-             device: str | None = None) -> Tensor:
-    if stop is None: start, stop = 0, start
-    if step == 0: raise ValueError("arange step cannot be 0")
-    dtype = dtype or (dtypes.default_float if any(isinstance(v, float) for v in (start, stop, step)) else dtypes.default_int)
-    count = max(0, math.ceil((stop - start) / step))
-    index = Tensor(LazyOp("iota", dtype, (count,), Device.canonicalize(device), arg=0))
-    return index * step + start if (step, start) != (1, 0) else index
-
-  @staticmethod
-  def linspace(start: float, stop: float, steps: int, dtype: DType | None = None, device: str | None = None) -> Tensor:
-    if steps < 0: raise ValueError(f"linspace needs steps >= 0, got {steps}")
-    step = (stop - start) / (steps - 1) if steps > 1 else 0.0
-    return (Tensor.arange(steps, dtype=dtypes.default_float, device=device) * step + start).cast(dtype or dtypes.default_float)
-
-  @staticmethod
-  def eye(n: int, m: int | None = None, dtype: DType | None = None, device: str | None = None) -> Tensor:
-    rows, cols = Tensor.arange(n, device=device).reshape(n, 1), Tensor.arange(n if m is None else m, device=device).reshape(1, -1)
-    return (rows == cols).cast(dtype or dtypes.default_float)
-
-  @staticmethod
-  def manual_seed(seed: int = 0) -> None:
-    """Make the random tensors that follow reproducible."""
-    Tensor._seed, Tensor._rng_calls = seed, 0
-
-  @staticmethod
-  def rand(*shape, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
-    """Uniform in [0, 1): a counter-based hash (murmur3's finalizer) of each element's index and a per-call key,
-    computed in the graph; the key is a buffer, so every call shares one compiled schedule."""
-    shape, device = argfix(*shape), Device.canonicalize(device)
-    Tensor._rng_calls += 1
-    key = (Tensor._seed * 0x9E3779B9 + Tensor._rng_calls * 0x632BE5AB) & 0xFFFFFFFF
-    bits = Tensor.arange(math.prod(shape), dtype=dtypes.uint32, device=device) * 0x9E3779B1
-    bits = bits ^ Tensor(np.array([key], np.uint32), device=device).expand(bits.shape)
-    for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)): bits = (bits ^ (bits >> shift)) * factor
-    bits = bits ^ (bits >> 16)
-    return Tensor((bits >> 8).cast(dtypes.float32).mul(1.0 / (1 << 24)).reshape(shape).cast(dtype or dtypes.default_float).lazydata, **kwargs)
-
-  @staticmethod
-  def randn(*shape, dtype: DType | None = None, device: str | None = None, **kwargs) -> Tensor:
-    """Standard normal, by Box-Muller from two uniforms."""
-    u1, u2 = Tensor.rand(*shape, device=device), Tensor.rand(*shape, device=device)
-    normal = (-2.0 * (1.0 - u1).log()).sqrt() * (2 * math.pi * u2).cos()
-    return Tensor(normal.cast(dtype or dtypes.default_float).lazydata, **kwargs)
-
-  @staticmethod
-  def randint(*shape, low: int = 0, high: int = 10, dtype: DType | None = None, **kwargs) -> Tensor:
-    if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
-    return (Tensor.rand(*shape, **kwargs) * (high - low)).cast(dtypes.int32).add(low).cast(dtype or dtypes.int32)
-
-  @staticmethod
-  def uniform(*shape, low: float = 0.0, high: float = 1.0, **kwargs) -> Tensor:
-    requires_grad = kwargs.pop("requires_grad", None)
-    return Tensor((Tensor.rand(*shape, **kwargs) * (high - low) + low).lazydata, requires_grad=requires_grad)
-
-  @staticmethod
-  def normal(*shape, mean: float = 0.0, std: float = 1.0, **kwargs) -> Tensor:
-    requires_grad = kwargs.pop("requires_grad", None)
-    return Tensor((Tensor.randn(*shape, **kwargs) * std + mean).lazydata, requires_grad=requires_grad)
-
-  def empty_like(self, **kwargs) -> Tensor: return Tensor.empty(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
-  def rand_like(self, **kwargs) -> Tensor: return Tensor.rand(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
-  def randn_like(self, **kwargs) -> Tensor: return Tensor.randn(*self.shape, **{"dtype": self.dtype, "device": self.device, **kwargs})
-
-  @staticmethod
-  def scaled_uniform(*shape, **kwargs) -> Tensor:
-    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kwargs) * (math.prod(argfix(*shape)) ** -0.5)
-
-  @staticmethod
-  def glorot_uniform(*shape, **kwargs) -> Tensor:
-    shape = argfix(*shape)
-    bound = math.sqrt(6 / (shape[0] + math.prod(shape[1:])))
-    return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
-
-  @staticmethod
-  def kaiming_normal(*shape, a: float = 0.01, **kwargs) -> Tensor:
-    std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(argfix(*shape)[1:]))
-    return Tensor.normal(*shape, mean=0.0, std=std, **kwargs)
-
-  @staticmethod
-  def kaiming_uniform(*shape, a: float = 0.01, **kwargs) -> Tensor:
-    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(math.prod(argfix(*shape)[1:]))
-    return Tensor.uniform(*shape, low=-bound, high=bound, **kwargs)
+  def __bool__(self) -> bool: raise TypeError("the truth value of a Tensor is undefined: compare with .item() or use .any()/.all()")
+  def __len__(self) -> int:
+    if not self.shape: raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
 
   # *** realization ***
 
-  def realize(self, *others: Tensor) -> Tensor:
+  def realize(self, *others: Tensor, do_update_stats: bool = True) -> Tensor:
     """Compute this tensor (and `others`) now, in one schedule. As in tinygrad, a view of realized data (movement
-    ops only) stays a view: realizing it alone would only copy."""
+    ops only) stays a view: realizing it alone would only copy. Without do_update_stats, GlobalCounters do not count it."""
+    counters = {k: v for k, v in vars(GlobalCounters).items() if isinstance(v, int | float) and not k.startswith("_")}
     tensors = [t for t in (self, *others) if not is_view(t.lazydata)]
     for tensor, node in zip(tensors, realize([t.lazydata for t in tensors])): tensor.lazydata = node
+    if not do_update_stats:
+      for name, value in counters.items(): setattr(GlobalCounters, name, value)
     return self
 
   def backward(self, gradient: Tensor | None = None) -> Tensor:
-    """Accumulate d(self)/d(t) into `t.grad` for every tensor `t` with requires_grad that self depends on."""
+    """Accumulate d(self)/d(t) into `t.grad` for every live float tensor `t` in self's graph whose requires_grad is not
+    False (zeros where no gradient flows to it)."""
     if Tensor.no_grad: raise RuntimeError("backward() while Tensor.no_grad is set")
     if gradient is None and self.shape != (): raise ValueError(f"backward() without a gradient needs a scalar, not shape {self.shape}")
+    if not self.dtype.is_float: raise RuntimeError(f"only float tensors have a gradient, backward() on {self.dtype}")
     seed = gradient if gradient is not None else Tensor(LazyOp("const", self.dtype, (), self.device, arg=1.0))
-    trainable = [t for t in list(Tensor._trainable.values()) if t.requires_grad]
-    grads = gradients(self, seed, [t.lazydata for t in trainable])
-    for t in trainable:
+    candidates = [t for ref in list(Tensor._live) if (t := ref()) is not None and t.requires_grad is not False and t.dtype.is_float]
+    grads = gradients(self, seed, [t.lazydata for t in candidates])
+    for t in candidates:
       if (g := grads.get(id(t.lazydata))) is not None: t.grad = g if t.grad is None else t.grad + g
     return self
 
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
-    """d(self)/d(target) for each target, without touching `.grad`."""
+    """d(self)/d(target) for each target, without touching `.grad`; zeros for a target self does not depend on."""
     if gradient is None and self.shape != (): raise ValueError(f"gradient() without a gradient needs a scalar, not shape {self.shape}")
+    if not self.dtype.is_float or not all(t.dtype.is_float for t in targets):
+      raise RuntimeError(f"only float tensors have a gradient: gradient() of {self.dtype} by {[t.dtype for t in targets]}")
     seed = gradient if gradient is not None else Tensor(LazyOp("const", self.dtype, (), self.device, arg=1.0))
     grads = gradients(self, seed, [t.lazydata for t in targets])
-    missing = [t.shape for t in targets if id(t.lazydata) not in grads]
-    if missing: raise ValueError(f"the result does not depend on the targets of shapes {missing}")
-    return [grads[id(t.lazydata)] for t in targets]
+    return [grads[id(t.lazydata)] if id(t.lazydata) in grads else t.zeros_like() for t in targets]
 
   def detach(self) -> Tensor: return Tensor(LazyOp("detach", self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def numpy(self) -> np.ndarray:
-    if self.lazydata.op == "const": return np.full(self.shape, self.lazydata.arg, dtype=np.dtype(self.dtype.numpy))
+    if RECORDERS:
+      from pytc.jit import JitError
+      raise JitError(f"reading a {self.shape} tensor's data while TinyJit captures would bake this call's values into every replay")
+    if self.dtype in dtypes.fp8s: return self.float().numpy()
+    if self.lazydata.op == "const" and self.dtype.fmt is not None: return np.full(self.shape, self.lazydata.arg, dtype=np.dtype(self.dtype.numpy))
     source = self.contiguous() if is_view(self.lazydata) and not self.lazydata.is_realized else self
     return source.realize().lazydata.arg.numpy()
 
@@ -234,9 +155,12 @@ class Tensor(Indexing, Functional):
   # *** graph building ***
 
   def _unary(self, op: str, dtype: DType | None = None) -> Tensor:
+    if self.dtype in dtypes.fp8s and op not in ("cast", "bitcast"): raise TypeError(fp8_storage_only(op, self.dtype))
     return Tensor(LazyOp(op, dtype or self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
+    if (fp8 := next((t.dtype for t in (self, other) if isinstance(t, Tensor) and t.dtype in dtypes.fp8s), None)) is not None:
+      raise TypeError(fp8_storage_only("arithmetic", fp8))
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
       dtype = least_upper_dtype(self.dtype, other.dtype)
@@ -256,12 +180,17 @@ class Tensor(Indexing, Functional):
 
   def _binary(self, op: str, other: Tensor | Scalar, reverse: bool = False, dtype: DType | None = None) -> Tensor:
     x, y = self._broadcasted(other, reverse)
+    if x.dtype is dtypes.bool: op = BOOL_ARITHMETIC.get(op, op)
     return Tensor(LazyOp(op, dtype or x.dtype, x.shape, x.device, (x.lazydata, y.lazydata)))
 
-  def cast(self, dtype: DType) -> Tensor:
-    if not isinstance(dtype, DType): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, ...), got {dtype!r}")
-    return self if dtype == self.dtype else self._unary("cast", dtype)
-  def bitcast(self, dtype: DType) -> Tensor:
+  def cast(self, dtype: DType | str) -> Tensor:
+    if not isinstance(dtype, DType | str): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
+    if (dtype := to_dtype(dtype)) == self.dtype: return self
+    if self.dtype in dtypes.fp8s: return fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype)
+    if dtype in dtypes.fp8s: return float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype)
+    return self._unary("cast", dtype)
+  def bitcast(self, dtype: DType | str) -> Tensor:
+    dtype = to_dtype(dtype)
     if dtype.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dtype} changes the item size")
     return self if dtype == self.dtype else self._unary("bitcast", dtype)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
@@ -274,7 +203,9 @@ class Tensor(Indexing, Functional):
   def element_size(self) -> int: return self.dtype.itemsize
   def nbytes(self) -> int: return self.numel() * self.dtype.itemsize
   def size(self, dim: int | None = None) -> tuple[int, ...] | int: return self.shape if dim is None else self.shape[self._axis(dim)]
-  def clone(self) -> Tensor: return self.contiguous()
+  def clone(self, device: str | None = None) -> Tensor:
+    """A copy in a new buffer, on `device` when given."""
+    return (self if device is None else self.to(device)).contiguous()
   def int(self) -> Tensor: return self.cast(dtypes.int32)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
@@ -290,18 +221,21 @@ class Tensor(Indexing, Functional):
   def sin(self) -> Tensor: return self._float_unary("sin")
   def sqrt(self) -> Tensor: return self._float_unary("sqrt")
   def reciprocal(self) -> Tensor: return self._float_unary("recip")
-  def trunc(self) -> Tensor: return self._float_unary("trunc")
+  def trunc(self) -> Tensor:
+    """Rounds toward zero; integers and bools are already whole, so they come back unchanged (dtype kept)."""
+    return self._unary("trunc") if self.dtype.is_float else self
   def exp(self) -> Tensor: return (self._float_cast() * (1 / math.log(2))).exp2()
   def log(self) -> Tensor: return self.log2() * math.log(2)
   def cos(self) -> Tensor: return (math.pi / 2 - self._float_cast()).sin()
   def square(self) -> Tensor: return self * self
-  def relu(self) -> Tensor: return self.maximum(0)
-  def sigmoid(self) -> Tensor: return (1 + (-self._float_cast()).exp()).reciprocal()
+  def relu(self) -> Tensor:
+    """max(self, 0) keeping NaN, with gradient 0 at 0 as torch (maximum would split it at the tie)."""
+    return ((self < 0) | (self == 0)).where(0, self)
+  @float32_for_halves
+  def sigmoid(self) -> Tensor: return (1 + (self._float_cast() * (-1 / math.log(2))).exp2()).reciprocal()
+  @float32_for_halves
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float_cast()).sigmoid() - 1.0
-  def gelu(self) -> Tensor:
-    x = self._float_cast()
-    return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
-  def abs(self) -> Tensor: return self.maximum(-self)
+  def abs(self) -> Tensor: return self if self.dtype.is_unsigned or self.dtype.is_bool else self.maximum(-self)
   def _float_cast(self) -> Tensor: return self if self.dtype.is_float else self.cast(dtypes.default_float)
 
   def add(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binary("add", x, reverse)
@@ -309,9 +243,13 @@ class Tensor(Indexing, Functional):
   def sub(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     return a + (-b)
-  def div(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+  def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
+    """True division; rounding_mode "trunc" rounds the quotient toward zero, "floor" down (integers stay integers)."""
+    if rounding_mode not in (None, "trunc", "floor"): raise RuntimeError(f"div rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     a, b = self._broadcasted(x, reverse)
-    return a._float_cast() * b._float_cast().reciprocal()
+    if rounding_mode is not None and not a.dtype.is_float and not a.dtype.is_bool: return a.idiv(b) if rounding_mode == "trunc" else a.floordiv(b)
+    quotient = a._float_cast() * b._float_cast().reciprocal()
+    return quotient if rounding_mode is None else quotient.trunc() if rounding_mode == "trunc" else quotient.floor()
   def idiv(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """Integer division rounding toward zero (C's), for integer tensors."""
     a, b = self._broadcasted(x, reverse)
@@ -333,14 +271,38 @@ class Tensor(Indexing, Functional):
   def __rmod__(self, x): return self.mod(x, True)
   def maximum(self, x: Tensor | Scalar) -> Tensor: return self._binary("max", x)
   def minimum(self, x: Tensor | Scalar) -> Tensor:
+    """max of the inverted inputs, inverted back: negation for floats, bitwise not for integers (which cannot overflow)."""
     a, b = self._broadcasted(x)
-    return -((-a).maximum(-b))
+    return -((-a).maximum(-b)) if a.dtype.is_float else ~((~a).maximum(~b))
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """Integer tensors raised to integer powers stay integers (wrapping as multiplication does)."""
     a, b = self._broadcasted(x, reverse)
-    return a._float_cast()._binary("pow", b._float_cast())
+    if a.dtype.is_float: return a._binary("pow", b)
+    if a.dtype.is_bool: a, b = a.cast(dtypes.default_int), b.cast(dtypes.default_int)
+    if isinstance(x, Tensor) or reverse: return a._int_pow(b)
+    if not isinstance(x, int) or x < 0: raise RuntimeError(f"pow of {a.dtype} needs a float tensor or an int exponent >= 0, got {x!r}")
+    return a._int_pow_const(x)
+  def _int_pow_const(self, exponent: int) -> Tensor:
+    result, square = None, self
+    while exponent:
+      if exponent & 1: result = square if result is None else result * square
+      exponent >>= 1
+      if exponent: square = square * square
+    return self.ones_like() if result is None else result
+  def _int_pow(self, exponent: Tensor) -> Tensor:
+    """Square-and-multiply over the exponent's bits; a negative exponent gives 1/base truncated (0 unless base is +-1)."""
+    result, square, bits = self.ones_like(), self, exponent.maximum(0)
+    for _ in range(8 * exponent.dtype.itemsize - (0 if exponent.dtype.is_unsigned else 1)):
+      result = (bits & 1).cast(dtypes.bool).where(result * square, result)
+      square, bits = square * square, bits >> 1
+    if exponent.dtype.is_unsigned: return result
+    unit = (self == -1).where((exponent & 1).cast(dtypes.bool).where(-1, 1), (self == 1).cast(self.dtype))
+    return (exponent < 0).where(unit, result)
   def where(self, x: Tensor | Scalar, y: Tensor | Scalar) -> Tensor:
-    if not isinstance(x, Tensor): x = Tensor(LazyOp("const", dtypes.of_scalar(x), self.shape, self.device, arg=x))
-    a, b = x._broadcasted(y)
+    """x where self is true, else y; a Python scalar takes the other operand's dtype as in arithmetic."""
+    if isinstance(x, Tensor): a, b = x._broadcasted(y)
+    elif isinstance(y, Tensor): a, b = y._broadcasted(x, reverse=True)
+    else: a, b = Tensor(LazyOp("const", dtypes.of_scalar(x), self.shape, self.device, arg=x))._broadcasted(y)
     shape = broadcast_shape(self.shape, a.shape)
     condition, a, b = self.cast(dtypes.bool)._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
     return Tensor(LazyOp("where", a.dtype, shape, a.device, (condition.lazydata, a.lazydata, b.lazydata)))
@@ -349,68 +311,64 @@ class Tensor(Indexing, Functional):
   def xor(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("xor", x, reverse)
   def bitwise_and(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("and", x, reverse)
   def bitwise_or(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._binary("or", x, reverse)
-  def lshift(self, x: int) -> Tensor: return self._binary("shl", x)
-  def rshift(self, x: int) -> Tensor: return self._binary("shr", x)
+  def lshift(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._shift("shl", x, reverse)
+  def rshift(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self._shift("shr", x, reverse)
+  def _shift(self, op: str, x: Tensor | int, reverse: bool) -> Tensor:
+    """Shifts of integers only; by the width or more, shl gives 0 and shr the sign (as shifting one bit at a time would)."""
+    amount_dtype = x.dtype if isinstance(x, Tensor) else dtypes.of_scalar(x)
+    if any(dt.is_float or dt.is_bool for dt in (self.dtype, amount_dtype)):
+      raise RuntimeError(f"{op} needs integer operands, got {self.dtype} and {amount_dtype}")
+    return self._binary(op, x, reverse)
   def __xor__(self, x): return self.xor(x)
   def __and__(self, x): return self.bitwise_and(x)
   def __or__(self, x): return self.bitwise_or(x)
+  def __rxor__(self, x): return self.xor(x, True)
+  def __rand__(self, x): return self.bitwise_and(x, True)
+  def __ror__(self, x): return self.bitwise_or(x, True)
   def __lshift__(self, x): return self.lshift(x)
   def __rshift__(self, x): return self.rshift(x)
+  def __rlshift__(self, x): return self.lshift(x, True)
+  def __rrshift__(self, x): return self.rshift(x, True)
 
   def floor(self) -> Tensor:
+    if not self.dtype.is_float: return self
     t = self.trunc()
     return (self < t).where(t - 1, t)
   def ceil(self) -> Tensor:
+    if not self.dtype.is_float: return self
     t = self.trunc()
     return (self > t).where(t + 1, t)
   def round(self) -> Tensor:
-    """Round half to even, as tinygrad and NumPy."""
+    """Round half to even, as tinygrad and NumPy; integers and bools come back unchanged, as torch."""
+    if not self.dtype.is_float: return self
     nearest = (self + 0.5).floor()
     tie = (self + 0.5) == nearest
     odd = (nearest * 0.5).floor() * 2 != nearest
     return (tie & odd).where(nearest - 1, nearest)
-  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+  def sign(self) -> Tensor:
+    """-1, 0 or 1 (NaN stays NaN); its gradient is 0."""
+    return (self < 0).where(-1, (self > 0).where(1, self * 0))
   def clip(self, min_=None, max_=None) -> Tensor:
-    if min_ is None and max_ is None: raise ValueError("clip needs min_ or max_")
-    x = self if min_ is None else self.maximum(min_)
-    return x if max_ is None else x.minimum(max_)
+    """Bounds are selected, not maxed, so the gradient at a bound is 1 (as torch); max_ wins where min_ > max_."""
+    if min_ is None and max_ is None: raise RuntimeError("clip needs min_ or max_")
+    x = self if min_ is None else (self < min_).where(min_, self)
+    return x if max_ is None else (x > max_).where(max_, x)
   clamp = clip
   def tan(self) -> Tensor: return self.sin() / self.cos()
-  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
-  def silu(self) -> Tensor: return self * self.sigmoid()
-  swish = silu
-  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
-  def softplus(self, beta: float = 1.0) -> Tensor: return (1 + (self * beta).exp()).log() * (1 / beta)
-  def mish(self) -> Tensor: return self * self.softplus().tanh()
-  def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) / 2
-  def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) / 2
-  def asinh(self) -> Tensor: return (self + (self.square() + 1).sqrt()).log()
-  def acosh(self) -> Tensor: return (self + (self.square() - 1).sqrt()).log()
-  def atanh(self) -> Tensor: return ((1 + self) / (1 - self)).log() / 2
   def log10(self) -> Tensor: return self.log2() * math.log10(2)
-  def erf(self) -> Tensor:
-    """Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7)."""
-    x = self._float_cast()
-    t = 1.0 / (1.0 + 0.3275911 * x.abs())
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return x.sign() * (1 - poly * (-x.square()).exp())
-  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
-  def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
-  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
-  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
-  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
-  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
-  def softsign(self) -> Tensor: return self / (1 + self.abs())
-  def logsigmoid(self) -> Tensor: return -(-self).softplus()
-  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
-  def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor: return self + (end - self) * weight
+  def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor:
+    if self.dtype is dtypes.uint8 and isinstance(weight, Tensor): return self._lerp_uint8(end, weight)
+    return self + (end - self) * weight
   def logaddexp(self, other: Tensor | float) -> Tensor:
     a, b = self._broadcasted(other)
     peak = a.maximum(b)
     return peak + ((a - peak).exp() + (b - peak).exp()).log()
   def copysign(self, other: Tensor | float) -> Tensor:
+    """|self| with the sign of other, -0.0 counting as negative (1/-0.0 is -inf). |self| is self * sign(self), so the gradient
+    is +-1, 0 at self = 0 and NaN at a NaN self, as torch's."""
     a, b = self._broadcasted(other)
-    return (b < 0).where(-a.abs(), a.abs())
+    magnitude = a * a.sign()
+    return ((b < 0) | (b.reciprocal() < 0)).where(-magnitude, magnitude)
   def fmod(self, x: Tensor | float) -> Tensor:
     """C's fmod: the remainder has the sign of the dividend."""
     a, b = self._broadcasted(x)
@@ -419,14 +377,18 @@ class Tensor(Indexing, Functional):
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
     return ((self == float("inf")) & detect_positive) | ((self == float("-inf")) & detect_negative)
   def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
-  def isclose(self, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
-    close = (self - other).abs() <= atol + rtol * other.abs()
-    return close | (self.isnan() & other.isnan()) if equal_nan else close
+  def isclose(self, other: Tensor | Scalar, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> Tensor:
+    """|self - other| <= atol + rtol * |other| for finite pairs; infinities are close only to themselves, NaN to NaN
+    only with equal_nan."""
+    a, b = self._broadcasted(other)
+    finite_close = a.isfinite() & b.isfinite() & ((a - b).abs() <= atol + rtol * b.abs())
+    close = finite_close | ((a.isinf() | b.isinf()) & (a == b))
+    return close | (a.isnan() & b.isnan()) if equal_nan else close
   def allclose(self, other: Tensor, rtol: float = 1e-5, atol: float = 1e-8, equal_nan: bool = False) -> bool:
     return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
   def eq(self, x) -> Tensor: return self == x
   def ne(self, x) -> Tensor: return self != x
-  def bitwise_xor(self, x) -> Tensor: return self.xor(x)
+  def bitwise_xor(self, x: Tensor | int, reverse: bool = False) -> Tensor: return self.xor(x, reverse)
   def bitwise_not(self) -> Tensor: return ~self
   def __invert__(self) -> Tensor: return self.logical_not() if self.dtype is dtypes.bool else self.xor(-1)
 
@@ -443,24 +405,32 @@ class Tensor(Indexing, Functional):
   def __rpow__(self, x): return self.pow(x, True)
   def __lt__(self, x): return self._binary("cmplt", x, dtype=dtypes.bool)
   def __gt__(self, x): return self._binary("cmplt", x, True, dtype=dtypes.bool)
-  def __ge__(self, x): return (self < x).logical_not()
-  def __le__(self, x): return (self > x).logical_not()
+  def __ge__(self, x):
+    """False where either side is NaN, as NumPy and torch (not (a < b) would be True there)."""
+    a, b = self._broadcasted(x)
+    return (a > b) | (a == b) if a.dtype.is_float else (a < b).logical_not()
+  def __le__(self, x):
+    a, b = self._broadcasted(x)
+    return (a < b) | (a == b) if a.dtype.is_float else (a > b).logical_not()
   def __eq__(self, x): return self._binary("cmpeq", x, dtype=dtypes.bool)  # type: ignore[override]
   def __ne__(self, x): return self._binary("cmpne", x, dtype=dtypes.bool)  # type: ignore[override]
   __hash__ = object.__hash__
 
   # *** movement ***
 
-  def _axis(self, axis: int) -> int:
-    if not -max(self.ndim, 1) <= axis < max(self.ndim, 1): raise IndexError(f"axis {axis} is out of range for shape {self.shape}")
-    return axis % max(self.ndim, 1)
+  def _axis(self, axis: int, extra: bool = False) -> int:
+    """`axis` as an index from 0 (with one more dim when `extra`, where unsqueeze inserts); a 0-d tensor takes 0 and -1."""
+    dims = max(self.ndim + extra, 1)
+    if not -dims <= axis < dims: raise IndexError(f"axis {axis} is out of range for shape {self.shape} (valid: {-dims} to {dims - 1})")
+    return axis % dims
 
   def _movement(self, op: str, shape: tuple[int, ...], arg: object = None) -> Tensor:
     return Tensor(LazyOp(op, self.dtype, tuple(shape), self.device, (self.lazydata,), arg))
 
   def reshape(self, shape, *args) -> Tensor:
-    new_shape = argfix(shape, *args)
-    if new_shape.count(-1) > 1: raise ValueError(f"reshape to {new_shape}: only one dim can be -1")
+    """None keeps that dim's size; one -1 takes what the others leave."""
+    new_shape = tuple(self.shape[i] if d is None else d for i, d in enumerate(argfix(shape, *args)))
+    if new_shape.count(-1) > 1: raise RuntimeError(f"reshape of {self.shape} to {new_shape}: only one dim can be -1")
     if -1 in new_shape:
       known = math.prod(d for d in new_shape if d != -1)
       new_shape = tuple(self.numel() // known if d == -1 and known else d for d in new_shape)
@@ -470,19 +440,21 @@ class Tensor(Indexing, Functional):
 
   def permute(self, order, *args) -> Tensor:
     order = tuple(self._axis(a) for a in argfix(order, *args))
-    if sorted(order) != list(range(self.ndim)): raise ValueError(f"permute order {order} is not a permutation of {self.ndim} dims")
+    if sorted(order) != list(range(self.ndim)): raise RuntimeError(f"permute order {order} is not a permutation of the dims of {self.shape}")
     return self if order == tuple(range(self.ndim)) else self._movement("permute", tuple(self.shape[a] for a in order), order)
 
   def expand(self, shape, *args) -> Tensor:
-    new_shape = argfix(shape, *args)
-    base = self.reshape((1,) * (len(new_shape) - self.ndim) + self.shape) if len(new_shape) > self.ndim else self
-    new_shape = tuple(b if n == -1 else n for b, n in zip(base.shape, new_shape))
-    if len(new_shape) != base.ndim or any(b != n and b != 1 for b, n in zip(base.shape, new_shape)):
-      raise ValueError(f"cannot expand {self.shape} to {argfix(shape, *args)}")
+    """Broadcast size-1 dims (and new leading ones) to `shape`; -1 or None keeps a dim's size."""
+    wanted = argfix(shape, *args)
+    base = self.reshape((1,) * (len(wanted) - self.ndim) + self.shape) if len(wanted) > self.ndim else self
+    new_shape = tuple(b if n is None or n == -1 else n for b, n in zip(base.shape, wanted))
+    if len(wanted) < self.ndim or any(not isinstance(n, int) or n < 0 or (b != n and b != 1) for b, n in zip(base.shape, new_shape)):
+      raise ValueError(f"cannot expand {self.shape} to {wanted}")
     return base if new_shape == base.shape else base._movement("expand", new_shape)
 
-  def pad(self, padding, value: float = 0.0) -> Tensor:
-    """Pad with `value`: one (before, after) or None per axis, or torch's flat (last_before, last_after, ...)."""
+  def pad(self, padding, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Pad with `value` ("constant" mode) or "reflect", "replicate", "circular": one (before, after) or None per axis, or
+    torch's flat (last_before, last_after, ...); a negative amount cuts."""
     padding = tuple(padding)
     if padding and all(isinstance(p, int) for p in padding):
       if len(padding) % 2 or len(padding) > 2 * self.ndim: raise ValueError(f"flat padding {padding} does not fit shape {self.shape}")
@@ -490,6 +462,7 @@ class Tensor(Indexing, Functional):
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per axis of shape {self.shape}")
       pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    if mode != "constant": return self._pad_mode(pairs, mode)
     x = self.shrink(tuple((-min(b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, self.shape)))
     low, high = tuple(max(b, 0) for b, _ in pairs), tuple(max(a, 0) for _, a in pairs)
     if not any(low + high): return x
@@ -508,7 +481,7 @@ class Tensor(Indexing, Functional):
 
   def flip(self, axis, *args) -> Tensor:
     axes = tuple(self._axis(a) for a in argfix(axis, *args))
-    if len(set(axes)) != len(axes): raise ValueError(f"flip axes {axes} repeat an axis")
+    if len(set(axes)) != len(axes): raise RuntimeError(f"flip axes {axes} of shape {self.shape} repeat an axis")
     return self._movement("flip", self.shape, axes) if axes else self
 
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -522,19 +495,22 @@ class Tensor(Indexing, Functional):
     start, end = self._axis(start_dim), self._axis(end_dim)
     return self.reshape(self.shape[:start] + (math.prod(self.shape[start:end + 1]),) + self.shape[end + 1:])
   def unsqueeze(self, dim: int) -> Tensor:
-    dim = dim + self.ndim + 1 if dim < 0 else dim
+    dim = self._axis(dim, extra=True)
     return self.reshape(self.shape[:dim] + (1,) + self.shape[dim:])
   def squeeze(self, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(n for n in self.shape if n != 1))
-    return self if self.shape[self._axis(dim)] != 1 else self.reshape(self.shape[:self._axis(dim)] + self.shape[self._axis(dim) + 1:])
+    dim = self._axis(dim)
+    return self if not self.ndim or self.shape[dim] != 1 else self.reshape(self.shape[:dim] + self.shape[dim + 1:])
   def view(self, shape, *args) -> Tensor: return self.reshape(shape, *args)
   def unfold(self, dim: int, size: int, step: int) -> Tensor:
     """Windows of `size` every `step` along dim: dim becomes the window count and a last dim of `size` is added."""
     dim = self._axis(dim)
+    if size < 0 or step <= 0: raise RuntimeError(f"unfold needs size >= 0 and step > 0, got size={size} and step={step}")
     return self._windows(dim, size, step, 1).permute(*range(dim), dim + 1, *range(dim + 2, self.ndim + 1), dim)
-  def sequential(self, layers) -> Tensor:
+  def sequential(self, ll: list) -> Tensor:
+    """Apply each callable of `ll` in turn."""
     x = self
-    for layer in layers: x = layer(x)
+    for layer in ll: x = layer(x)
     return x
   def replace(self, x: Tensor) -> Tensor:
     """Point this tensor at `x`'s data (same shape; the dtype may differ)."""
@@ -542,19 +518,27 @@ class Tensor(Indexing, Functional):
     self.lazydata = x.lazydata
     return self
   def to_(self, device: str | None) -> Tensor: return self.replace(self.to(device))
-  def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...]) -> Tensor:
+  def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...] | None = None) -> Tensor:
+    """Shift elements along dims, wrapping around; without dims, along the flattened tensor."""
+    if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+    shifts, dims = per_dim(shifts, 1), tuple(self._axis(d) for d in per_dim(dims, 1))
+    if len(shifts) != len(dims): raise RuntimeError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
     x = self
-    for shift, dim in zip(per_dim(shifts, 1), per_dim(dims, 1)):
-      dim = self._axis(dim)
+    for shift, dim in zip(shifts, dims):
       n = self.shape[dim]
-      if not n or not shift % n: continue
+      if 0 in self.shape or not shift % n: continue
       cut, lead = n - shift % n, (slice(None),) * dim
       x = x[lead + (slice(cut, None),)].cat(x[lead + (slice(0, cut),)], dim=dim)
     return x
-  def diagonal(self) -> Tensor:
-    if self.ndim != 2 or self.shape[0] != self.shape[1]: raise ValueError(f"diagonal needs a square matrix, got {self.shape}")
-    n = self.shape[0]
-    return self.flatten().pad(((0, n),)).reshape(n, n + 1)[:, 0]
+  def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal over dims dim1 and dim2 as a last dim: above the main one by `offset`, below it when negative."""
+    dim1, dim2 = self._axis(dim1), self._axis(dim2)
+    if dim1 == dim2: raise RuntimeError(f"diagonal needs two different dims, got {dim1} and {dim2} of shape {self.shape}")
+    x = self.permute(*[i for i in range(self.ndim) if i not in (dim1, dim2)], dim1, dim2)
+    row, col = min(max(-offset, 0), x.shape[-2]), min(max(offset, 0), x.shape[-1])
+    n, lead = min(x.shape[-2] - row, x.shape[-1] - col), (None,) * (x.ndim - 2)
+    square = x.shrink(lead + ((row, row + n), (col, col + n)))
+    return square.flatten(-2).pad(lead + ((0, n),)).unflatten(-1, (n, n + 1))[..., 0]
   def diag(self) -> Tensor:
     if self.ndim != 1: raise ValueError(f"diag needs a vector, got {self.shape}")
     n = self.shape[0]
@@ -563,17 +547,18 @@ class Tensor(Indexing, Functional):
     x = self.flatten() if dim is None else self
     dim = 0 if dim is None else x._axis(dim)
     return x.unsqueeze(dim + 1).expand(x.shape[:dim + 1] + (repeats,) + x.shape[dim + 1:]).flatten(dim, dim + 1)
-  def pad_to(self, shape, *args) -> Tensor:
-    return self.pad(tuple((0, n - s) if n is not None else None for s, n in zip(self.shape, argfix(shape, *args))))
+  def pad_to(self, shape, *args, value: Scalar = 0) -> Tensor:
+    return self.pad(tuple((0, n - s) if n is not None else None for s, n in zip(self.shape, argfix(shape, *args))), value=value)
   def shrink_to(self, shape, *args) -> Tensor:
     return self.shrink(tuple((0, n) if n is not None else None for n in argfix(shape, *args)))
-  @staticmethod
-  def meshgrid(*tensors: Tensor, indexing: str = "ij") -> list[Tensor]:
-    if indexing not in ("ij", "xy"): raise ValueError(f"indexing must be 'ij' or 'xy', got {indexing!r}")
-    vectors = [t.flatten() for t in tensors]
-    shape = tuple(t.shape[0] for t in vectors)
-    grids = [t.reshape(tuple(-1 if i == k else 1 for k in range(len(vectors)))).expand(shape) for i, t in enumerate(vectors)]
-    return [g.transpose(0, 1) for g in grids] if indexing == "xy" and len(grids) > 1 else grids
+  def meshgrid(self, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 0-d or 1-D tensors: grid k varies along dim k ("ij"), or with the first two dims swapped ("xy")."""
+    if indexing not in ("ij", "xy"): raise RuntimeError(f"meshgrid indexing must be 'ij' or 'xy', got {indexing!r}")
+    tensors = (self, *others)
+    if len(tensors) == 1: return tensors
+    dims = (1, 0, *range(2, len(tensors))) if indexing == "xy" else tuple(range(len(tensors)))
+    shape = tuple(tensors[dims.index(d)].numel() for d in range(len(tensors)))
+    return tuple(t.reshape(tuple(-1 if d == at else 1 for d in range(len(tensors)))).expand(shape) for t, at in zip(tensors, dims))
   def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
     dim = self._axis(dim)
     return self.reshape(self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:])
@@ -594,15 +579,19 @@ class Tensor(Indexing, Functional):
     for t in tensors:
       padding = [(0, 0)] * self.ndim
       padding[dim] = (offset, total - offset - t.shape[dim])
-      placed = t.pad(padding)
-      result = placed if result is None else result + placed
+      placed = t.pad(padding)  # selected, not added, into place: adding would drop -0.0's sign and fails on bool
+      inside = Tensor.full(t.shape, True, dtype=dtypes.bool, device=t.device).pad(padding)
+      result = placed if result is None else inside.where(placed, result)
       offset += t.shape[dim]
     return result
 
-  @staticmethod
-  def stack(tensor: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
-    dim = dim + tensor.ndim + 1 if dim < 0 else dim
-    return Tensor.cat(*(t.unsqueeze(dim) for t in (tensor, *others)), dim=dim)
+  def stack(self, *others: Tensor, dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dim: Tensor.stack(a, b) or Tensor.stack((a, b))."""
+    tensors = argfix(self, *others)
+    if not all(isinstance(t, Tensor) for t in tensors) or any(t.shape != tensors[0].shape for t in tensors):
+      raise ValueError(f"stack needs tensors of one shape, got {[t.shape if isinstance(t, Tensor) else type(t).__name__ for t in tensors]}")
+    dim = tensors[0]._axis(dim, extra=True)
+    return Tensor.cat(*(t.unsqueeze(dim) for t in tensors), dim=dim)
 
   def split(self, sizes: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
     dim = self._axis(dim)
@@ -620,66 +609,91 @@ class Tensor(Indexing, Functional):
 
   # *** reductions ***
 
-  def _reduce(self, kind: str, axis: int | tuple[int, ...] | None, keepdim: bool) -> Tensor:
-    axes = tuple(range(self.ndim)) if axis is None else tuple(sorted({self._axis(a) for a in (axis if isinstance(axis, tuple | list) else (axis,))}))
-    kept = tuple(1 if i in axes else n for i, n in enumerate(self.shape))
-    reduced = Tensor(LazyOp("reduce", self.dtype, kept, self.device, (self.lazydata,), (kind, axes))) if axes else self
-    return reduced if keepdim else reduced.reshape(tuple(n for i, n in enumerate(self.shape) if i not in axes))
+  def _reduce_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
+    """The sorted axes a reduction over `axis` (None: all) folds; a 0-d tensor takes axis 0 or -1 and folds none."""
+    axes = tuple(range(self.ndim)) if axis is None else tuple(self._axis(a) for a in (axis if isinstance(axis, tuple | list) else (axis,)))
+    if len(set(axes)) != len(axes): raise RuntimeError(f"reduction axes {axis} of shape {self.shape} repeat an axis")
+    return tuple(sorted(axes)) if self.ndim else ()
 
-  def _accumulate_dtype(self) -> DType:
-    if self.dtype is dtypes.bool or (not self.dtype.is_float and self.dtype.itemsize < 4):
-      return dtypes.uint32 if self.dtype.is_unsigned else dtypes.int32
-    return self.dtype
+  def _reduce(self, kind: str, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
+    if self.dtype in dtypes.fp8s: raise TypeError(fp8_storage_only(f"a {kind} reduction", self.dtype))
+    if self.dtype is dtypes.bool and kind == "add": kind = "max"  # a bool sum is an any, as bool + is or
+    axes = self._reduce_axes(axis)
+    folded = tuple(a for a in axes if self.shape[a] != 1)
+    kept = tuple(1 if i in folded else n for i, n in enumerate(self.shape))
+    reduced = Tensor(LazyOp("reduce", self.dtype, kept, self.device, (self.lazydata,), (kind, folded))) if folded else self
+    return reduced.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)) if keepdim else
+                           tuple(n for i, n in enumerate(self.shape) if i not in axes))
 
-  def sum(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(self._accumulate_dtype())._reduce("add", axis, keepdim)
-  def prod(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(self._accumulate_dtype())._reduce("mul", axis, keepdim)
-  def max(self, axis=None, keepdim: bool = False) -> Tensor: return self._reduce("max", axis, keepdim)
-  def min(self, axis=None, keepdim: bool = False) -> Tensor: return -((-self).max(axis, keepdim))
-  def mean(self, axis=None, keepdim: bool = False) -> Tensor:
-    total = self._float_cast().sum(axis, keepdim)
-    return total / max(1, self.numel() // max(1, total.numel()))
+  def _inverse(self) -> Tensor:
+    """An order-reversing map that cannot overflow: negation for floats, bitwise not for ints (logical not for bool)."""
+    return -self if self.dtype.is_float else ~self
 
-  def var(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor:
-    squares = (self - self.mean(axis, keepdim=True)).square().sum(axis, keepdim)
-    count = self.numel() // max(1, squares.numel()) if self.numel() else 0
-    return squares / max(0, count - correction)
-  def std(self, axis=None, keepdim: bool = False, correction: int = 1) -> Tensor: return self.var(axis, keepdim, correction).sqrt()
-  def any(self, axis=None, keepdim: bool = False) -> Tensor: return self.cast(dtypes.bool).cast(dtypes.int32).max(axis, keepdim).cast(dtypes.bool)
-  def all(self, axis=None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
-  def logsumexp(self, axis=None, keepdim: bool = False) -> Tensor:
-    peak = self.max(axis, keepdim=True)
-    total = (self - peak).exp().sum(axis, keepdim=True).log() + peak
-    return total if keepdim else total.reshape(self.max(axis).shape)
+  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, dtype: DType | str | None = None) -> Tensor:
+    """Accumulates in `dtype`, else in sum_dtype (bool and small ints in 32 bits; float16 and bfloat16 in float32, cast back)."""
+    total = self.cast(sum_dtype(self.dtype) if dtype is None else to_dtype(dtype))._reduce("add", axis, keepdim)
+    return total.cast(self.dtype) if dtype is None and self.dtype in (dtypes.float16, dtypes.bfloat16) else total
+  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, dtype: DType | str | None = None) -> Tensor:
+    return self.cast(self.dtype if dtype is None else to_dtype(dtype))._reduce("mul", axis, keepdim)
+  def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce("max", axis, keepdim)
+  def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    return self._inverse().max(axis, keepdim)._inverse()
+  def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
+  def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().prod(axis, keepdim)
+
+  def _reduced_count(self, axis: int | Sequence[int] | None) -> int: return math.prod(self.shape[a] for a in self._reduce_axes(axis))
+  def mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """In the input's float dtype (float32 for others); nan over no elements."""
+    total = self.cast(sum_dtype(self.dtype)).sum(axis, keepdim)
+    return total.div(self._reduced_count(axis)).cast(self.dtype if self.dtype.is_float else dtypes.float32)
+  def var(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    squares = (self - self.mean(axis, keepdim=True)).square()
+    total = squares.cast(sum_dtype(squares.dtype)).sum(axis, keepdim)
+    return total.div(max(self._reduced_count(axis) - correction, 0)).cast(self.dtype if self.dtype.is_float else dtypes.float32)
+  def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    return self.var(axis, keepdim, correction).sqrt()
+  def logsumexp(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    peak = self.max(axis, keepdim=True).detach()
+    total = (self - peak).exp().sum(axis, keepdim).log()
+    return total + (peak if keepdim else peak.reshape(total.shape))
 
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    """The first index of the maximum (of the flattened tensor when axis is None), as int32."""
+    """The first index of the maximum (of the flattened tensor when axis is None), as int32; NaN counts as the maximum."""
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
-    n = self.shape[axis]
+    if self.ndim == 0: return Tensor.zeros(dtype=dtypes.int32, device=self.device)
+    if (n := self.shape[axis]) == 0: raise IndexError(f"argmax over axis {axis} of shape {self.shape}: the axis is empty")
     countdown = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
-    hits = (self == self.max(axis, keepdim=True)).where(countdown, 0)
-    return (n - hits.max(axis, keepdim)).cast(dtypes.int32)
-  def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor: return (-self).argmax(axis, keepdim)
+    hits = self == self.max(axis, keepdim=True)
+    if self.dtype.is_float: hits = hits | self.isnan()
+    return (n - hits.where(countdown, 0).max(axis, keepdim)).cast(dtypes.int32)
+  def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor: return self._inverse().argmax(axis, keepdim)
   def var_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
     return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
   def std_mean(self, axis=None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
     return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
-  def softmin(self, axis: int = -1) -> Tensor: return (-self).softmax(axis)
+  def softmin(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor: return (-self).softmax(axis, dtype)
   def normalize(self, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    return self / self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p).maximum(eps)
+    """self divided by its p-norm along dim (p = 0: the count of nonzeros), at least eps."""
+    norm = (self != 0).sum(dim, keepdim=True) if p == 0 else self.abs().pow(p).sum(dim, keepdim=True).pow(1 / p)
+    return self / norm.maximum(eps)
+
+  def _shifted(self, axis: int, dtype: DType | str | None) -> Tensor:
+    """self minus its max along axis (a constant for the gradient), in `dtype` when given."""
+    shifted = self - self.max(axis, keepdim=True).detach()
+    return shifted if dtype is None else shifted.cast(to_dtype(dtype))
 
   @templated
-  def softmax(self, axis: int = -1) -> Tensor:
-    shifted = self - self.max(axis, keepdim=True)
-    e = shifted.exp()
+  def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    e = self._shifted(axis, dtype).exp()
     return e / e.sum(axis, keepdim=True)
 
   @templated
-  def log_softmax(self, axis: int = -1) -> Tensor:
-    shifted = self - self.max(axis, keepdim=True)
+  def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    shifted = self._shifted(axis, dtype)
     return shifted - shifted.exp().sum(axis, keepdim=True).log()
 
-  def rsqrt(self) -> Tensor: return self.reciprocal().sqrt()
+  def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   @templated
   def layernorm(self, axis: int = -1, eps: float = 1e-5) -> Tensor:
     centered = self - self.mean(axis, keepdim=True)
@@ -688,23 +702,29 @@ class Tensor(Indexing, Functional):
   # *** linear algebra ***
 
   @templated
-  def dot(self, w: Tensor) -> Tensor:
-    if self.ndim == 0 or w.ndim == 0: raise ValueError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
+  def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor:
+    """Sum of products over self's last dim and w's second-to-last (its only one when 1-D), accumulated as `sum` does
+    (or in `dtype`); the result has the operands' common dtype, or `dtype`."""
+    if self.ndim == 0 or w.ndim == 0: raise RuntimeError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
     axis = -min(w.ndim, 2)
-    if self.shape[-1] != w.shape[axis]: raise ValueError(f"cannot matmul {self.shape} by {w.shape}: {self.shape[-1]} != {w.shape[axis]}")
+    if self.shape[-1] != w.shape[axis]: raise RuntimeError(f"cannot matmul {self.shape} by {w.shape}: {self.shape[-1]} != {w.shape[axis]}")
     middle = (1,) * min(self.ndim - 1, w.ndim - 1, 1)
     x = self.reshape(self.shape[:-1] + middle + self.shape[-1:])
     w = w.reshape(w.shape[:-2] + middle + w.shape[axis:]).transpose(-1, axis)
-    return (x * w).sum(-1)
+    return (x * w).sum(-1, dtype=dtype).cast(least_upper_dtype(x.dtype, w.dtype) if dtype is None else to_dtype(dtype))
 
-  def matmul(self, w: Tensor) -> Tensor: return self.dot(w)
-  def __matmul__(self, w: Tensor) -> Tensor: return self.dot(w)
-  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    x = self * weight if weight.ndim == 1 else self.dot(weight)
+  def matmul(self, x: Tensor, reverse: bool = False, dtype: DType | str | None = None) -> Tensor:
+    return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)
+  def __matmul__(self, w: Tensor) -> Tensor: return self.matmul(w)
+  def __rmatmul__(self, w: Tensor) -> Tensor: return self.matmul(w, True)
+  def linear(self, weight: Tensor, bias: Tensor | None = None, dtype: DType | str | None = None) -> Tensor:
+    """self @ weight + bias (self * weight for a 1-D weight); `dtype` as dot's."""
+    x = self * weight if weight.ndim == 1 else self.dot(weight, dtype=dtype)
     return x if bias is None else x + bias
 
   def one_hot(self, num_classes: int) -> Tensor:
-    if self.dtype.is_float: raise TypeError(f"one_hot needs integer class indices, got {self.dtype}")
+    if self.dtype.is_float or self.dtype.is_bool: raise RuntimeError(f"one_hot needs integer class indices, got {self.dtype}")
+    if num_classes < 0: raise ValueError(f"one_hot needs num_classes >= 0, got {num_classes}")
     return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).where(1, 0)
 
   def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
@@ -741,12 +761,31 @@ class Tensor(Indexing, Functional):
     device = Device.canonicalize(device)
     return self if device == self.device else Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
 
-  def assign(self, x: Tensor) -> Tensor:
-    """Replace this tensor's data with `x` (same shape and dtype), keeping the Tensor object."""
-    if x.shape != self.shape or x.dtype != self.dtype:
-      raise ValueError(f"assign of {x.shape} {x.dtype} to a tensor of {self.shape} {self.dtype}")
-    self.lazydata = x.lazydata
+  def assign(self, x: Tensor | Scalar | list | tuple) -> Tensor:
+    """Store `x` (broadcast to this shape, of this dtype) into this tensor's buffer when it is realized: the Tensor keeps its buffer, so
+    everything reading that buffer (views, kernels a TinyJit captured) sees the new data. A tensor without a buffer takes `x`'s graph."""
+    if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
+    if x.lazydata is self.lazydata: return self
+    if x.dtype != self.dtype: raise RuntimeError(f"assign of {x.dtype} to a tensor of {self.dtype} {self.shape}")
+    if x.device != self.device: raise RuntimeError(f"assign from {x.device} to a tensor on {self.device}")
+    x = x._broadcast_to(self.shape)
+    target = self.lazydata.srcs[0] if self.lazydata.op == "assign" else self.lazydata
+    self.lazydata = LazyOp("assign", self.dtype, self.shape, self.device, (target, x.lazydata)) if target.is_realized else x.lazydata
     return self
+
+  def __iadd__(self, x) -> Tensor: return self.assign(self + x)
+  def __isub__(self, x) -> Tensor: return self.assign(self - x)
+  def __imul__(self, x) -> Tensor: return self.assign(self * x)
+  def __itruediv__(self, x) -> Tensor: return self.assign(self / x)
+  def __ifloordiv__(self, x) -> Tensor: return self.assign(self // x)
+  def __imod__(self, x) -> Tensor: return self.assign(self % x)
+  def __ipow__(self, x) -> Tensor: return self.assign(self ** x)
+  def __imatmul__(self, x) -> Tensor: return self.assign(self @ x)
+  def __iand__(self, x) -> Tensor: return self.assign(self & x)
+  def __ior__(self, x) -> Tensor: return self.assign(self | x)
+  def __ixor__(self, x) -> Tensor: return self.assign(self ^ x)
+  def __ilshift__(self, x) -> Tensor: return self.assign(self << x)
+  def __irshift__(self, x) -> Tensor: return self.assign(self >> x)
 
   def schedule(self, *others: Tensor) -> list:
     """The kernel launches that realizing this tensor (and `others`) would run, without running them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import struct
 from pathlib import Path
 
@@ -52,19 +53,51 @@ def safe_save(tensors: dict[str, Tensor], path: str | Path) -> None:
   Path(path).write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+  found: dict[str, object] = {}
+  for key, value in pairs:
+    if key in found: raise ValueError(f"key {key!r} repeats")
+    found[key] = value
+  return found
+
+
+def _is_count(value: object) -> bool: return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def safe_load(path: str | Path) -> dict[str, Tensor]:
+  """The tensors of a safetensors file. A malformed file (a header that is not a JSON object of well-formed entries,
+  offsets outside the data, tensors that overlap, leave gaps or do not match their shape) raises ValueError."""
   raw = Path(path).read_bytes()
-  if len(raw) < 8: raise ValueError(f"{path} is not a safetensors file: too short")
+
+  def malformed(problem: str) -> ValueError: return ValueError(f"{path} is not a safetensors file: {problem}")
+  if len(raw) < 8: raise malformed(f"{len(raw)} bytes, shorter than the 8-byte header length")
   (size,) = struct.unpack("<Q", raw[:8])
-  try:
-    header = json.loads(raw[8:8 + size])
-  except ValueError as error:
-    raise ValueError(f"{path} is not a safetensors file: bad header ({error})") from None
-  by_name = {v: k for k, v in SAFETENSORS_DTYPES.items()}
-  tensors = {}
+  if size > len(raw) - 8: raise malformed(f"header length {size} reaches past the end of the file ({len(raw)} bytes)")
+  try: header = json.loads(raw[8:8 + size].decode(), object_pairs_hook=_unique_keys)
+  except (ValueError, RecursionError) as error: raise malformed(f"the header is not JSON ({str(error).splitlines()[0]})") from None
+  if not isinstance(header, dict): raise malformed(f"the header is a JSON {type(header).__name__}, not an object")
+  by_name, data_size, tensors = {v: k for k, v in SAFETENSORS_DTYPES.items()}, len(raw) - 8 - size, []
   for name, entry in header.items():
-    if name == "__metadata__": continue
-    dtype, (start, end) = by_name[entry["dtype"]], entry["data_offsets"]
-    data = np.frombuffer(raw[8 + size + start:8 + size + end], dtype=dtype.numpy).reshape(entry["shape"])
-    tensors[name] = Tensor.from_bytes(data, dtype)
-  return tensors
+    if name == "__metadata__":
+      if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()): raise malformed("__metadata__ is not a map of strings")
+      continue
+    if not isinstance(entry, dict) or (missing := {"dtype", "shape", "data_offsets"} - set(entry)):
+      raise malformed(f"tensor {name!r} lacks {sorted(missing) if isinstance(entry, dict) else 'an object with dtype, shape and data_offsets'}")
+    dtype, shape, offsets = by_name.get(entry["dtype"]) if isinstance(entry["dtype"], str) else None, entry["shape"], entry["data_offsets"]
+    if dtype is None: raise malformed(f"tensor {name!r} has unknown dtype {entry['dtype']!r}")
+    if not isinstance(shape, list) or not all(_is_count(n) for n in shape):
+      raise malformed(f"tensor {name!r} has shape {shape!r}, not a list of sizes")
+    if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_count(o) for o in offsets) or offsets[0] > offsets[1]:
+      raise malformed(f"tensor {name!r} has data_offsets {offsets!r}, not [begin, end] with 0 <= begin <= end")
+    if offsets[1] > data_size: raise malformed(f"tensor {name!r} ends at byte {offsets[1]}, past the {data_size} bytes of data")
+    if (needed := math.prod(shape) * dtype.itemsize) != offsets[1] - offsets[0]:
+      raise malformed(f"tensor {name!r} of shape {tuple(shape)} and {dtype} needs {needed} bytes, its data_offsets span {offsets[1] - offsets[0]}")
+    tensors.append((offsets[0], offsets[1], name, dtype, tuple(shape)))
+  covered = 0
+  for begin, end, name, _, _ in sorted(tensors):
+    if begin < covered: raise malformed(f"tensor {name!r} begins at byte {begin}, inside the tensor before it (ends at {covered})")
+    if begin > covered: raise malformed(f"tensor {name!r} begins at byte {begin}, leaving bytes {covered}..{begin} unused")
+    covered = end
+  if covered != data_size: raise malformed(f"the tensors cover {covered} of the {data_size} bytes of data")
+  return {name: Tensor.from_bytes(np.frombuffer(raw, dtype.numpy, math.prod(shape), 8 + size + begin).reshape(shape), dtype)
+          for begin, _, name, dtype, shape in tensors}

@@ -43,8 +43,9 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // CHECK: uop.store %{{.*}}, %[[OUT]][
 func.func @kept_candidate(%a: tensor<4x8xf32>) {
   %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %f = uop.flip %r [0] : tensor<4x1xf32> -> tensor<4x1xf32>
   %n = uop.neg %r : tensor<4x1xf32>
-  %m = uop.exp2 %r : tensor<4x1xf32>
+  %m = uop.exp2 %f : tensor<4x1xf32>
   %s = uop.add %n, %m : tensor<4x1xf32>
   uop.sink %s : tensor<4x1xf32>
   return

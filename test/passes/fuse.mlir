@@ -6,7 +6,8 @@
 // The decisions printed with explain=1, in the order of the chunks below; within a graph the
 // candidate saving the most bytes (the larger buffer) is decided first.
 // EXPLAIN: pytc-fuse: inline tensor<4xf32> (2 readers)
-// EXPLAIN-NEXT: pytc-fuse: keep tensor<4x1xf32> (1 readers): recomputing would repeat a reduction
+// EXPLAIN-NEXT: pytc-fuse: keep tensor<4x1xf32> (2 readers): recomputing would repeat a reduction
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (1 readers)
 // EXPLAIN-NEXT: pytc-fuse: keep tensor<4xf32> (2 readers): recompute (weight 13 x 1 extra readers) costs more than memory (1 write + 2 reads)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<8xf32> (2 readers)
@@ -54,16 +55,35 @@ func.func @cheap(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 
 // -----
 
-// A multi-use value containing a range_reduce is kept, with the reason recorded.
+// A multi-use value containing a range_reduce, read at two positions (a row and its flip), is kept, with the reason
+// recorded: inlining would compute every row's sum twice.
 // CHECK-LABEL: func.func @reduction
 // CHECK: %[[R:.*]] = uop.range_reduce add
 // CHECK: %[[B:.*]] = uop.bufferize %[[R]] over(%{{.*}}, %{{.*}}) {fuse = "kept: recomputing would repeat a reduction", reason = "multi-use"} : f32 -> tensor<4x1xf32>
-// CHECK: %[[X:.*]] = uop.index %[[B]][
-// CHECK-DAG: uop.neg %[[X]] : f32
-// CHECK-DAG: uop.exp2 %[[X]] : f32
+// CHECK-COUNT-2: uop.index %[[B]][
 // CHECK: uop.bufferize %{{.*}} {reason = "output"}
 // CHECK-NOT: uop.range_reduce
 func.func @reduction(%a: tensor<4x8xf32>) {
+  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %f = uop.flip %r [0] : tensor<4x1xf32> -> tensor<4x1xf32>
+  %n = uop.neg %r : tensor<4x1xf32>
+  %m = uop.exp2 %f : tensor<4x1xf32>
+  %s = uop.add %n, %m : tensor<4x1xf32>
+  uop.sink %s : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// Used twice at its own position (one reader once the reads are merged), a reduction is inlined: each row's sum is
+// still computed once, in the kernel of its consumers (as a matmul's result feeds relu's compare and select).
+// CHECK-LABEL: func.func @reduction_read_once
+// CHECK-NOT: multi-use
+// CHECK: %[[R:.*]] = uop.range_reduce add
+// CHECK-DAG: uop.neg %[[R]] : f32
+// CHECK-DAG: uop.exp2 %[[R]] : f32
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+func.func @reduction_read_once(%a: tensor<4x8xf32>) {
   %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   %n = uop.neg %r : tensor<4x1xf32>
   %m = uop.exp2 %r : tensor<4x1xf32>
@@ -180,7 +200,7 @@ func.func @gated(%a: tensor<4xf32>) {
 // CHECK: %[[I:.*]] = uop.range loop 4
 // CHECK: %[[ROW:.*]] = uop.index %arg0[%[[I]], %{{.*}}] : tensor<4x8xf32>
 // CHECK-NEXT: %[[MAX:.*]] = uop.range_reduce max %[[ROW]]
-// CHECK-NEXT: uop.add %{{.*}}, %[[MAX]]
+// CHECK: uop.add %{{.*}}, %[[MAX]]
 // CHECK-NOT: fuse =
 // CHECK: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
 func.func @not_candidates(%a: tensor<4x8xf32>) {

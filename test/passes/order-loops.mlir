@@ -92,3 +92,25 @@ func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.
   %e = uop.end %w over (%i, %j) : memref<4x6xf32>
   return
 }
+
+// -----
+
+// Per-element accumulators hold the buffer storage type: unsigned ints signless, booleans as bytes (an i1 memref
+// has no LLVM lowering), truncated to i1 around the combine.
+// LOWER-LABEL: func.func @r_6_8(
+// LOWER: %[[ACC:.*]] = memref.alloca() : memref<6xi32>
+// LOWER: arith.addi
+// LOWER-NEXT: memref.store %{{.*}}, %[[ACC]]
+// LOWER-LABEL: func.func @r_6_8n1(
+// LOWER: %[[BACC:.*]] = memref.alloca() : memref<6xi8>
+// LOWER: %[[OLD:.*]] = memref.load %[[BACC]]
+// LOWER-NEXT: arith.trunci %[[OLD]] : i8 to i1
+// LOWER: %[[MAX:.*]] = arith.maxui %{{.*}}, %{{.*}} : i1
+// LOWER-NEXT: %[[WIDE:.*]] = arith.extui %[[MAX]] : i1 to i8
+// LOWER-NEXT: memref.store %[[WIDE]], %[[BACC]]
+func.func @column_reductions(%a: tensor<8x6xui32>, %b: tensor<8x6xi1>) {
+  %s = uop.reduce add %a [0] : tensor<8x6xui32> -> tensor<1x6xui32>
+  %m = uop.reduce max %b [0] : tensor<8x6xi1> -> tensor<1x6xi1>
+  uop.sink %s, %m : tensor<1x6xui32>, tensor<1x6xi1>
+  return
+}

@@ -1,9 +1,16 @@
-"""TinyJit: capture once, replay with new inputs through one prebuilt command buffer."""
+"""TinyJit: captured on the second call, replayed after through one prebuilt command buffer. What the function assigns to
+(inputs, closure tensors, optimizer state) and the random keys advance on every replay exactly as without the JIT; misuse
+raises JitError; JIT=0 runs the function plainly."""
 import numpy as np
 import pytest
 
-from pytc import GlobalCounters, Tensor, TinyJit
+from pytc import GlobalCounters, Tensor, TinyJit, dtypes, nn
 from pytc.jit import JitError
+from pytc.nn.optim import SGD, Adam
+from pytc.nn.state import get_parameters
+
+
+def ones(n: int, dtype=np.float32) -> Tensor: return Tensor(np.ones(n, dtype))
 
 
 def test_replay_computes_with_new_inputs_and_builds_no_schedule():
@@ -18,8 +25,176 @@ def test_replay_computes_with_new_inputs_and_builds_no_schedule():
     if call >= 2: assert GlobalCounters.schedules_built == 0 and GlobalCounters.kernel_count == 1
 
 
-def test_replay_rejects_other_shapes():
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int8])
+def test_inplace_add_to_an_input_lands_on_every_call(dtype):
   @TinyJit
-  def double(x: Tensor) -> Tensor: return x * 2
-  for _ in range(3): double(Tensor(np.ones(4, np.float32)))
-  with pytest.raises(JitError, match="captured with"): double(Tensor(np.ones(5, np.float32)))
+  def add(a: Tensor) -> None:
+    a += 1
+    a.realize()
+  a = Tensor.zeros(1, dtype=dtype).contiguous().realize()
+  for _ in range(5): add(a)
+  assert a.item() == 5
+
+
+def test_assign_into_an_input_returns_this_calls_value():
+  @TinyJit
+  def f(a: Tensor, b: Tensor) -> Tensor: return b.assign(a + 1)
+  for i in range(5):
+    a, b = Tensor([i]), Tensor.empty(1, dtype=dtypes.int32)
+    c = f(a, b)
+    assert c.item() == i + 1 and b.item() == i + 1
+
+
+def test_closure_state_read_and_written_by_replays():
+  weight, total = Tensor([2.0]), Tensor([0.0])
+  @TinyJit
+  def accumulate(x: Tensor) -> Tensor:
+    total.assign(total + x * weight).realize()
+    return (total * 1).realize()
+  expected = 0.0
+  for i in range(6):
+    weight.assign(Tensor([float(i)])).realize()  # changed outside: the replay reads the buffer
+    expected += 10 * i
+    assert accumulate(Tensor([10.0])).item() == expected and total.item() == expected
+
+
+def test_random_advances_on_every_replay_as_without_the_jit():
+  def noisy(x: Tensor) -> Tensor: return (x + Tensor.rand(4) + Tensor.randn(4) * 10).realize()
+  Tensor.manual_seed(7)
+  plain = [noisy(Tensor.zeros(4).contiguous()).numpy() for _ in range(5)]
+  Tensor.manual_seed(7)
+  jitted = TinyJit(noisy)
+  replayed = [jitted(Tensor.zeros(4).contiguous()).numpy() for _ in range(5)]
+  assert len({tuple(r) for r in replayed}) == 5
+  np.testing.assert_array_equal(np.stack(replayed), np.stack(plain))
+  assert Tensor.rand(4).numpy().tolist() != replayed[-1].tolist()
+
+
+def _train(jit: bool, optimizer_kind: str, steps: int = 8) -> list[float]:
+  Tensor.manual_seed(3)
+  model = nn.Linear(4, 3)
+  optimizer = Adam(get_parameters(model), lr=0.05) if optimizer_kind == "adam" else SGD(get_parameters(model), lr=0.05, momentum=0.9)
+  rng = np.random.default_rng(0)
+  xs, w = rng.standard_normal((steps, 16, 4)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+
+  def step(x: Tensor, y: Tensor) -> Tensor:
+    loss = (model(x) - y).square().mean()
+    optimizer.zero_grad()
+    loss.backward()
+    if optimizer_kind == "adam": return loss.realize(*optimizer.schedule_step())
+    loss.realize()
+    optimizer.step()
+    return loss
+  run = TinyJit(step) if jit else step
+  return [run(Tensor(x), Tensor(x @ w)).item() for x in xs]
+
+
+@pytest.mark.parametrize("optimizer_kind", ["adam", "sgd_momentum"])
+def test_optimizer_state_advances_across_replays(optimizer_kind):
+  plain, jitted = _train(False, optimizer_kind), _train(True, optimizer_kind)
+  np.testing.assert_allclose(jitted, plain, rtol=1e-6)
+  assert plain[-1] < plain[2] < plain[0]
+
+
+def test_jit_zero_in_the_environment_runs_the_function_every_call(monkeypatch):
+  monkeypatch.setenv("JIT", "0")
+  calls, scale = [], 1
+  @TinyJit
+  def f(x: Tensor) -> Tensor:
+    calls.append(scale)
+    return (x * scale).realize()
+  for i in range(4):
+    scale = i + 1
+    assert f(Tensor([10])).item() == 10 * (i + 1)
+  assert len(calls) == 4 and f.launches == []
+
+
+def _captured():
+  @TinyJit
+  def f(a: Tensor, b: Tensor) -> Tensor: return (a + b).realize()
+  for _ in range(3): f(ones(4), ones(4))
+  return f
+
+
+@pytest.mark.parametrize("call, match", [
+  (lambda f: f(ones(5), ones(5)), "input 0 is a \\(5,\\) dtypes.float32 buffer on CPU, captured as a \\(4,\\)"),
+  (lambda f: f(ones(4), ones(4, np.int32)), "input 1 is a \\(4,\\) dtypes.int32 buffer"),
+  (lambda f: f(ones(4)), "called with tensor arguments \\[0\\]"),
+  (lambda f: f(ones(4), ones(4), ones(4)), "called with tensor arguments \\[0, 1, 2\\]"),
+  (lambda f: f(a=ones(4), b=ones(4)), "called with tensor arguments \\['a', 'b'\\]"),
+  (lambda f: f(ones(8)[2:6], ones(4)), "seen through shrink"),
+], ids=["shape", "dtype", "fewer", "more", "keywords", "view"])
+def test_replay_rejects_calls_unlike_the_capture(call, match):
+  f = _captured()
+  with pytest.raises(JitError, match=match): call(f)
+  np.testing.assert_array_equal(f(ones(4), ones(4)).numpy(), np.full(4, 2.0))
+
+
+def test_misuse_raises_jit_errors():
+  @TinyJit
+  def pair(x: Tensor, i: int): return (x * 2).realize(), i
+  with pytest.raises(JitError, match="not int"):
+    for i in range(3): pair(ones(2), i)
+  @TinyJit
+  def nothing(x: Tensor) -> None: return None
+  with pytest.raises(JitError, match="realized nothing"):
+    for _ in range(3): nothing(ones(2))
+  @TinyJit
+  def add(a: Tensor, b: Tensor) -> Tensor: return (a + b).realize()
+  x = ones(3)
+  with pytest.raises(JitError, match="twice"): add(x, x)
+  with pytest.raises(JitError, match="constant"): add(ones(3), Tensor(2.0))
+  @TinyJit
+  def peek(x: Tensor) -> Tensor: return Tensor([x.sum().item()])
+  peek(ones(2))
+  with pytest.raises(JitError, match="while TinyJit captures"): peek(ones(2))
+
+
+def test_jit_inside_a_capturing_jit_raises():
+  @TinyJit
+  def inner(t: Tensor) -> Tensor: return t + 1
+  @TinyJit
+  def outer(t: Tensor) -> Tensor: return (inner(t) * 3).realize()
+  assert outer(Tensor([1])).item() == 6
+  with pytest.raises(RuntimeError, match="inside another TinyJit"): outer(Tensor([2]))
+
+
+def test_output_fed_back_as_input_reads_a_copy():
+  @TinyJit
+  def step(x: Tensor) -> Tensor:
+    y = (x + 1).realize()
+    return (y.flip(0) * 2).realize()
+  x = Tensor([10, 20])
+  for _ in range(4):
+    expected = (x.numpy() + 1)[::-1] * 2
+    x = step(x)
+  np.testing.assert_array_equal(x.numpy(), expected)
+  fresh = Tensor([1, 2])
+  np.testing.assert_array_equal(step(fresh).numpy(), [6, 4])
+
+
+def test_returned_buffers_are_reused_and_methods_and_reset_work():
+  class Scaler:
+    def __init__(self, scale: float): self.scale = Tensor([scale])
+    @TinyJit
+    def __call__(self, x: Tensor) -> Tensor: return (x * self.scale).realize()
+  scaler = Scaler(3.0)
+  first, second, third = (scaler(Tensor([float(i)])) for i in (1, 2, 3))
+  assert first.item() == 3.0 and second is third and third.item() == 9.0
+  Scaler.__call__.reset()
+  assert Scaler.__call__.launches == [] and scaler(Tensor([5.0])).item() == 15.0
+
+
+def test_prune_leaves_out_kernels_without_inputs():
+  weights = Tensor([1.0, 2.0, 3.0])
+  def scaled(x: Tensor) -> Tensor: return (weights * 2).contiguous().realize() + x
+  plain, pruned = TinyJit(scaled), TinyJit(scaled, prune=True)
+  for i in range(4):
+    for f in (plain, pruned): np.testing.assert_array_equal(f(Tensor([float(i)] * 3)).numpy(), np.array([2.0, 4.0, 6.0]) + i)
+  assert len(pruned.launches) == len(plain.launches) - 1
+
+
+def test_tensors_inside_list_and_dict_arguments_are_inputs():
+  @TinyJit
+  def f(a: Tensor, rest: list, named: dict) -> dict: return {"sum": (a + rest[0] + named["c"]).realize()}
+  for i in range(4): assert f(Tensor([1]), [Tensor([i])], {"c": Tensor([10 * i])})["sum"].item() == 1 + 11 * i

@@ -23,7 +23,7 @@ CASES = {
   "lerp": (lambda t: t.lerp(t * 2, 0.25), lambda x: x + x * 0.25),
   "logaddexp": (lambda t: t.logaddexp(t.flip(0)), lambda x: np.logaddexp(x, x[::-1])),
   "copysign": (lambda t: t.copysign(-1.0), lambda x: -np.abs(x)), "fmod": (lambda t: t.fmod(1.5), lambda x: np.fmod(x, 1.5)),
-  "cummax": (lambda t: t.cummax(0), np.maximum.accumulate), "cummin": (lambda t: t.cummin(0), np.minimum.accumulate),
+  "cummax": (lambda t: t.cummax(0)[0], np.maximum.accumulate), "cummin": (lambda t: t.cummin(0)[0], np.minimum.accumulate),
   "logcumsumexp": (lambda t: t.logcumsumexp(0), np.logaddexp.accumulate),
   "roll": (lambda t: t.roll(2, 0), lambda x: np.roll(x, 2)), "repeat_interleave": (lambda t: t.repeat_interleave(2), lambda x: np.repeat(x, 2)),
   "softmin": (lambda t: t.softmin(0), lambda x: np.exp(-x) / np.exp(-x).sum()),
@@ -72,7 +72,7 @@ def test_gradient_unfold_sequential():
   x = Tensor([1.0, 2.0, 3.0])
   (dx,) = (x * x).sum().gradient(x)
   assert dx.tolist() == [2.0, 4.0, 6.0] and x.grad is None
-  with pytest.raises(ValueError, match="does not depend"): (x * 2).sum().gradient(Tensor([1.0]))
+  assert (x * 2).sum().gradient(Tensor([1.0]))[0].tolist() == [0.0]
   a = np.arange(10, dtype=np.float32).reshape(2, 5)
   np.testing.assert_array_equal(Tensor(a).unfold(1, 2, 2).numpy(), np.stack([a[:, 0:2], a[:, 2:4]], 1))
   assert Tensor([1.0, -1.0]).sequential([Tensor.relu, lambda t: t * 3]).tolist() == [3.0, 0.0]

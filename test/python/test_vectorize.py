@@ -131,7 +131,7 @@ def test_matmul_in_other_float_types(dtype: str) -> None:
 def test_unsigned_matmul_accumulates_in_vectors() -> None:
   from pytc import dtypes
   a, b = rng.integers(0, 7, (20, 37)), rng.integers(0, 7, (37, 33))
-  out = Tensor(a.astype(np.int64)).cast(dtypes.uint8) @ Tensor(b.astype(np.int64)).cast(dtypes.uint8)
+  out = Tensor(a.astype(np.int64)).cast(dtypes.uint8).dot(Tensor(b.astype(np.int64)).cast(dtypes.uint8), dtype=dtypes.uint32)
   assert f"vector<{lanes_for(33)}xi32>" in kernel_ir(out)
   np.testing.assert_array_equal(out.numpy(), a @ b)
 

@@ -1,0 +1,71 @@
+"""pytc-split-reduce: a large reduction becomes two, through a buffer of partial results.
+
+A sum (`uop.reduce add`) folding at least `threshold` elements into each output (default 32768), with few outputs,
+splits one of its reduced axes (the first one it can) into d parts: the first reduction folds every reduced axis into
+d partial sums per output, materialized (`uop.contiguous`), and a second reduction folds those. Each partial folds d
+times fewer elements, so a float sum keeps its precision (a long sum in one accumulator loses the small addends once
+it is large), and the partials are independent: the first kernel spreads over cores even when the sum has one output.
+A max loses nothing to order and a product's rounding grows with its length whatever the order: they stay whole.
+A source's last axis, of size n, is seen as (chunks, n / d, lanes) with d = chunks * lanes: partial (c, l) folds the
+elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` (16) partials side by
+side as one vector, and chunks run on separate cores (lanes = d, one chunk, where 16 does not divide d). An earlier
+axis is seen as (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum
+still reads whole rows in order. d is the largest divisor of the axis from 256 down to 8 that keeps the partials at
+most `max_partials` (default 2**22); without one the sum stays whole. The result, reshaped back, replaces the sum;
+its two reductions are marked `pytc.split` and not split again, so the pass is idempotent.
+"""
+from math import prod
+
+from mlir import ir
+
+from pytc.passes import functions_with, register
+from pytc.passes.rangeify import array_attr, shape_of
+
+LANES = 16
+REDUCE_ADD = 0  # the uop reduce kind of a sum
+
+
+def split_factor(source: list[int], axes: list[int], outputs: int, max_partials: int) -> tuple[int, int] | None:
+  """(axis, d): the reduced axis to split and the number of parts, or None."""
+  for d in range(min(256, max_partials // max(outputs, 1)), 7, -1):
+    for axis in axes:
+      if source[axis] % d == 0 and source[axis] > d: return axis, d
+  return None
+
+
+def split(op: ir.OpView, threshold: int, max_partials: int) -> None:
+  if "pytc.split" in op.attributes or ir.IntegerAttr(op.attributes["kind"]).value != REDUCE_ADD: return
+  source, result = shape_of(op.operands[0]), shape_of(op.results[0])
+  outputs, axes = prod(result), sorted(array_attr(op, "axes"))
+  if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return
+  axis, d = choice
+  if axis == len(source) - 1:  # a row: (chunks, n / d, lanes), chunks and lanes last
+    lanes = LANES if d % LANES == 0 else d
+    parted = source[:axis] + [d // lanes, source[axis] // d, lanes]
+    order, parts = [*range(axis), axis + 1, axis, axis + 2], [d // lanes, lanes]
+    first, second = axes, [len(result), len(result) + 1]  # the axes keep their positions
+  else:  # the axes after it stay innermost (a column sum keeps reading rows in order): (chunks, n / d), chunks first
+    parted = source[:axis] + [d, source[axis] // d] + source[axis + 1:]
+    order, parts = [axis, *(i for i in range(len(parted)) if i != axis)], [d]
+    first, second = [a + 1 for a in axes], [0]
+  kept = result + parts if axis == len(source) - 1 else parts + result
+  element, kind, mark = ir.RankedTensorType(op.results[0].type).element_type, op.attributes["kind"], {"pytc.split": ir.UnitAttr.get()}
+  with ir.InsertionPoint(op), op.location:
+    def create(name: str, shape: list[int], operands: list[ir.Value], **attributes: ir.Attribute) -> ir.Value:
+      return ir.Operation.create(f"uop.{name}", results=[ir.RankedTensorType.get(shape, element)], operands=operands, attributes=attributes).result
+    arrays = ir.DenseI64ArrayAttr.get
+    value = create("reshape", parted, [op.operands[0]])
+    if order != sorted(order): value = create("permute", [parted[i] for i in order], [value], order=arrays(order))
+    value = create("reduce", kept, [value], kind=kind, axes=arrays(first), **mark)
+    value = create("contiguous", kept, [value])
+    value = create("reduce", [1 if i in second else n for i, n in enumerate(kept)], [value], kind=kind, axes=arrays(second), **mark)
+    value = create("reshape", result, [value])
+  op.results[0].replace_all_uses_with(value)
+  op.operation.erase()
+
+
+@register("pytc-split-reduce", "a reduction folding many elements into each of few outputs becomes two, through partial results")
+def split_reduce(module: ir.Operation, threshold: str = "32768", max_partials: str = "4194304") -> None:
+  for fn in functions_with(module, "uop.sink"):
+    for op in [op for op in fn.regions[0].blocks[0].operations if op.operation.name == "uop.reduce"]:
+      split(op, int(threshold), int(max_partials))

@@ -1,0 +1,51 @@
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-split-reduce)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-split-reduce,pytc-split-reduce)' | FileCheck %s
+
+// A long sum along a last axis becomes 16 chunks x 16 lanes of partial sums (the lanes innermost, read as one vector),
+// materialized, then summed; running the pass again changes nothing.
+// CHECK-LABEL: func.func @row
+// CHECK: %[[P:.*]] = uop.reshape %{{.*}} : tensor<65536xf32> -> tensor<16x256x16xf32>
+// CHECK: %[[Q:.*]] = uop.permute %[[P]] [1, 0, 2] : tensor<16x256x16xf32> -> tensor<256x16x16xf32>
+// CHECK: %[[R:.*]] = uop.reduce add %[[Q]] [0] {pytc.split} : tensor<256x16x16xf32> -> tensor<1x16x16xf32>
+// CHECK: %[[C:.*]] = uop.contiguous %[[R]] : tensor<1x16x16xf32>
+// CHECK: %[[S:.*]] = uop.reduce add %[[C]] [1, 2] {pytc.split} : tensor<1x16x16xf32> -> tensor<1x1x1xf32>
+// CHECK: %[[O:.*]] = uop.reshape %[[S]] : tensor<1x1x1xf32> -> tensor<1xf32>
+// CHECK-NEXT: uop.sink %[[O]]
+// CHECK-NOT: uop.reduce
+func.func @row(%a: tensor<65536xf32>) {
+  %r = uop.reduce add %a [0] : tensor<65536xf32> -> tensor<1xf32>
+  uop.sink %r : tensor<1xf32>
+  return
+}
+
+// -----
+
+// A long sum down the columns splits its rows into 256 chunks, put first: each partial still reads whole rows.
+// CHECK-LABEL: func.func @columns
+// CHECK: %[[P:.*]] = uop.reshape %{{.*}} : tensor<65536x8xf32> -> tensor<256x256x8xf32>
+// CHECK-NOT: uop.permute
+// CHECK: %[[R:.*]] = uop.reduce add %[[P]] [1] {pytc.split} : tensor<256x256x8xf32> -> tensor<256x1x8xf32>
+// CHECK: %[[C:.*]] = uop.contiguous %[[R]] : tensor<256x1x8xf32>
+// CHECK: %[[S:.*]] = uop.reduce add %[[C]] [0] {pytc.split} : tensor<256x1x8xf32> -> tensor<1x1x8xf32>
+// CHECK: uop.reshape %[[S]] : tensor<1x1x8xf32> -> tensor<1x8xf32>
+func.func @columns(%a: tensor<65536x8xf32>) {
+  %r = uop.reduce add %a [0] : tensor<65536x8xf32> -> tensor<1x8xf32>
+  uop.sink %r : tensor<1x8xf32>
+  return
+}
+
+// -----
+
+// Short sums, sums with many outputs, an axis with no divisor from 8 to 256, and maxes stay whole.
+// CHECK-LABEL: func.func @whole
+// CHECK-NOT: pytc.split
+// CHECK-COUNT-4: uop.reduce
+// CHECK-NOT: pytc.split
+func.func @whole(%a: tensor<64x512xf32>, %b: tensor<8192x4096xf32>, %c: tensor<65537xf32>, %d: tensor<65536xf32>) {
+  %r = uop.reduce add %a [1] : tensor<64x512xf32> -> tensor<64x1xf32>
+  %s = uop.reduce add %b [1] : tensor<8192x4096xf32> -> tensor<8192x1xf32>
+  %t = uop.reduce add %c [0] : tensor<65537xf32> -> tensor<1xf32>
+  %u = uop.reduce max %d [0] : tensor<65536xf32> -> tensor<1xf32>
+  uop.sink %r, %s, %t, %u : tensor<64x1xf32>, tensor<8192x1xf32>, tensor<1xf32>, tensor<1xf32>
+  return
+}

@@ -1,0 +1,190 @@
+"""Edge cases of the realize path, each against NumPy: several outputs realized together, realizes from several
+threads, constants the schedule cache must tell apart, invalid graphs, bool and uint8 buffers, impossible sizes,
+long lazy chains and empty tensors."""
+import threading
+
+import numpy as np
+import pytest
+
+from pytc import GlobalCounters, Tensor, dtypes
+from pytc.compiler import InvalidGraphError
+from pytc.graph import LazyOp, SizeOverflowError
+from pytc.realize import realize
+
+rng = np.random.default_rng(0)
+
+
+def rand(*shape: int) -> np.ndarray: return rng.standard_normal(shape).astype(np.float32)
+
+
+# (name, input shapes, outputs from the input tensors, the same from NumPy arrays)
+MULTI_OUTPUT = [
+  ("const_slices", [], lambda: [(s := Tensor.ones(6, 4))[0:2] + 0, s[2:4] + 0, s[4:6] + 0], lambda: [np.ones((2, 4))] * 3),
+  ("input_slices", [(6, 4)], lambda a: [a[0:2] + 0, a[2:4] + 0, a[4:6] + 0], lambda a: [a[0:2], a[2:4], a[4:6]]),
+  ("equal_values", [(3, 5)], lambda a: [a * 2, a * 2, a + a], lambda a: [a * 2, a * 2, a + a]),
+  ("shared_input", [(4, 8), (4, 8)], lambda a, b: [a + b, a * b, (a - b).exp2()], lambda a, b: [a + b, a * b, np.exp2(a - b)]),
+  ("reductions", [(5, 7)], lambda a: [a.sum(0), a.max(1), a.sum(), a.mean(1, keepdim=True)],
+   lambda a: [a.sum(0), a.max(1), a.sum(), a.mean(1, keepdims=True)]),
+  ("views_of_each_other", [(4, 6)], lambda a: [b := a + 1, b.reshape(6, 4) * 1, b.permute(1, 0) + 0, b[1:3] * 1],
+   lambda a: [a + 1, (a + 1).reshape(6, 4), (a + 1).T, (a + 1)[1:3]]),
+  ("chained", [(8,)], lambda a: [b := a * 3, c := b + 1, c * b], lambda a: [a * 3, a * 3 + 1, (a * 3 + 1) * (a * 3)]),
+  ("softmax_parts", [(3, 9)], lambda a: [m := a.max(1, keepdim=True), e := (a - m).exp(), e / e.sum(1, keepdim=True)],
+   lambda a: [m := a.max(1, keepdims=True), e := np.exp(a - m), e / e.sum(1, keepdims=True)]),
+  ("mixed_dtypes", [(4, 4)], lambda a: [a > 0, (a * 10).cast(dtypes.int32), a.cast(dtypes.float16) + 1],
+   lambda a: [a > 0, (a * 10).astype(np.int32), a.astype(np.float16) + 1]),
+]
+
+
+@pytest.mark.parametrize("name, shapes, build, reference", MULTI_OUTPUT, ids=[case[0] for case in MULTI_OUTPUT])
+def test_several_outputs_realized_together(name, shapes, build, reference):
+  arrays = [rand(*s) for s in shapes]
+  outputs = build(*[Tensor(a) for a in arrays])
+  Tensor.realize(*outputs)
+  for got, want in zip(outputs, reference(*arrays)): np.testing.assert_allclose(got.numpy(), want, rtol=1e-3, atol=1e-5)
+
+
+def test_duplicate_outputs_share_nothing_wrong():
+  a = Tensor(x := rand(3, 4))
+  b = a + 1
+  Tensor.realize(b, b, a * 2, b)
+  np.testing.assert_allclose(b.numpy(), x + 1)
+
+
+def test_cat_and_stack_gradients():
+  xs = [rand(2, 3), rand(4, 3), rand(1, 3)]
+  ts = [Tensor(x, requires_grad=True) for x in xs]
+  weights = rand(7, 3)
+  (ts[0].cat(ts[1], ts[2], dim=0) * Tensor(weights)).sum().backward()
+  for t, w in zip(ts, np.split(weights, [2, 6])): np.testing.assert_allclose(t.grad.numpy(), w)
+  ts = [Tensor(rand(2, 3), requires_grad=True) for _ in range(3)]
+  weights = rand(2, 3, 3)
+  (Tensor.stack(*ts, dim=2) * Tensor(weights)).sum().backward()
+  for i, t in enumerate(ts): np.testing.assert_allclose(t.grad.numpy(), weights[:, :, i])
+
+
+def run_threads(work, count: int = 4) -> list:
+  results, errors, start = [None] * count, [], threading.Barrier(count)
+  def run(i: int) -> None:
+    try:
+      start.wait()
+      results[i] = work(i)
+    except Exception as error: errors.append(error)
+  threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  assert not errors, errors
+  return results
+
+
+def test_threads_realize_one_new_graph():
+  x, offset = rand(37, 19), float(rng.random())  # a constant no earlier graph has: the graph is new
+  built = GlobalCounters.schedules_built
+  results = run_threads(lambda i: ((Tensor(x) * 2 + offset).exp2().sum(1) - offset).numpy())
+  for got in results: np.testing.assert_allclose(got, np.exp2(x * 2 + offset).sum(1) - offset, rtol=1e-4)
+  assert GlobalCounters.schedules_built == built + 1
+
+
+def test_threads_realize_different_graphs():
+  xs = [rand(5 + i, 3 * i + 2) for i in range(4)]
+  graphs = [lambda t: (t + 1).max(0), lambda t: t.T @ t, lambda t: (t * t).sum(), lambda t: t.softmax(1)]
+  references = [lambda x: (x + 1).max(0), lambda x: x.T @ x, lambda x: (x * x).sum(), lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True)]
+  for _ in range(3):
+    results = run_threads(lambda i: [graphs[i](Tensor(xs[i])).numpy() for _ in range(5)])
+    for i, got in enumerate(results):
+      for g in got: np.testing.assert_allclose(g, references[i](xs[i]), rtol=1e-4, atol=1e-5)
+
+
+def test_signed_zero_constants_are_different_graphs():
+  a = Tensor([1.0, -2.0])
+  np.testing.assert_equal((1 / (a * -0.0)).numpy(), [-np.inf, np.inf])
+  np.testing.assert_equal((1 / (a * 0.0)).numpy(), [np.inf, -np.inf])
+
+
+def test_constant_keys():
+  def structure(value, dtype=None) -> int: return (Tensor([1.0, 2.0]) + Tensor.full((2,), value, dtype=dtype or dtypes.float32)).lazydata.structure
+  assert structure(0.0) != structure(-0.0)
+  assert structure(float("nan")) == structure(float("nan"))  # one schedule for every NaN, though nan != nan
+  assert len({structure(1), structure(1.0), structure(True)}) == 3
+  x = np.array([1.5, -2.5], np.float32)
+  np.testing.assert_equal((Tensor(x) + float("nan")).numpy(), [np.nan, np.nan])
+  np.testing.assert_equal((Tensor(x) * float("nan")).numpy(), [np.nan, np.nan])
+  np.testing.assert_equal((Tensor([1, 2]) + True).numpy(), [2, 3])
+  np.testing.assert_equal((Tensor([1, 2]) + 1.5).numpy(), [2.5, 3.5])
+
+
+def test_invalid_graph_is_a_typed_error():
+  scalar = Tensor(3.0).lazydata
+  flipped = LazyOp("flip", scalar.dtype, (), scalar.device, (scalar,), (0,))
+  with pytest.raises(InvalidGraphError, match="flip"): realize([LazyOp("contiguous", scalar.dtype, (), scalar.device, (flipped,))])
+  with pytest.raises((ValueError, IndexError)): Tensor(3.0).flip(0).numpy()
+
+
+def test_bool_and_uint8_buffers():
+  b, u = rng.random((5, 7)) > 0.5, rng.integers(0, 256, (5, 7)).astype(np.uint8)
+  tb, tu = Tensor(b), Tensor(u)
+  for axis in (0, 1):
+    np.testing.assert_equal(tb.any(axis).numpy(), b.any(axis))
+    np.testing.assert_equal(tb.all(axis).numpy(), b.all(axis))
+    np.testing.assert_equal(tb.max(axis).numpy(), b.max(axis))
+    np.testing.assert_equal(tu.max(axis=axis).numpy(), u.max(axis))
+    np.testing.assert_equal(tu.min(axis=axis).numpy(), u.min(axis))
+  np.testing.assert_equal(Tensor(np.ones((2, 5, 4), bool)).cumsum(1).numpy(), np.ones((2, 5, 4), bool).cumsum(1))
+  np.testing.assert_equal(tu.cumsum(1).numpy(), u.astype(np.uint32).cumsum(1))
+  kept = (tb.T.contiguous() & True).T  # a bool temporary between kernels
+  both = [kept.where(tu, 0), (tb != kept).any(), tb.flip(0).contiguous()]
+  Tensor.realize(*both)
+  np.testing.assert_equal(both[0].numpy(), np.where(b, u, 0))
+  assert not both[1].numpy()
+  np.testing.assert_equal(both[2].numpy(), b[::-1])
+
+
+def test_impossible_sizes_are_a_typed_error():
+  with pytest.raises(SizeOverflowError, match="shape"): (Tensor.ones(2 ** 62, 4) + 1).numpy()
+  with pytest.raises(RuntimeError): Tensor.ones(2 ** 31, 2 ** 31, 4)[0, 0].numpy()
+
+
+@pytest.mark.parametrize("step", ["add", "average", "reduce"])
+def test_long_lazy_chains(step):
+  def chain(x: Tensor, n: int) -> Tensor:
+    for _ in range(n): x = x + 1 if step == "add" else (x + x) * 0.5 if step == "average" else x + x.sum() * 0.001
+    return x
+  x0 = rand(16)
+  assert len(chain(Tensor(x0), 500 if step == "reduce" else 2000).schedule()) >= 1  # no pass recursed over the steps
+  want = x0.astype(np.float64)
+  for _ in range(150): want = want + 1 if step == "add" else want if step == "average" else want + want.sum() * 0.001
+  np.testing.assert_allclose(chain(Tensor(x0), 150).numpy(), want, rtol=1e-4)
+
+
+EMPTY = [
+  ("sum", lambda a: a.sum(0), lambda a: a.sum(0)), ("sum_rows", lambda a: a.sum(1), lambda a: a.sum(1)),
+  ("prod", lambda a: a.prod(0), lambda a: a.prod(0)), ("max", lambda a: a.max(0), lambda a: np.full(4, -np.inf, np.float32)),
+  ("matmul", lambda a: a @ Tensor(np.ones((4, 5), np.float32)), lambda a: a @ np.ones((4, 5), np.float32)),
+  ("inner_matmul", lambda a: a.T @ a, lambda a: a.T @ a), ("pad", lambda a: a.pad(((1, 1), (0, 0))) + 1, lambda a: np.pad(a, ((1, 1), (0, 0))) + 1),
+  ("reshape", lambda a: a.reshape(4, 0, 3) * 2, lambda a: a.reshape(4, 0, 3)), ("permute", lambda a: a.permute(1, 0).exp2(), lambda a: a.T),
+  ("expand", lambda a: a.reshape(1, 0, 4).expand(3, 0, 4) + 1, lambda a: np.ones((3, 0, 4))), ("flip", lambda a: a.flip(0) + 1, lambda a: a),
+  ("cumsum", lambda a: a.cumsum(0), lambda a: a), ("mean", lambda a: a.mean(0), lambda a: np.full(4, np.nan, np.float32)),
+  ("cat", lambda a: a.cat(Tensor(np.ones((2, 4), np.float32))) + 0, lambda a: np.ones((2, 4))),
+  ("softmax", lambda a: a.T.softmax(1), lambda a: a.T),
+  ("several", lambda a: [(b := a.exp2()) + 1, b * 2, b.sum(0), b.sum(1)], lambda a: [a, a, np.zeros(4), np.zeros(0)]),
+]
+
+
+@pytest.mark.parametrize("name, build, reference", EMPTY, ids=[case[0] for case in EMPTY])
+def test_empty_tensors(name, build, reference):
+  a = np.ones((0, 4), np.float32)
+  got, want = build(Tensor(a)), reference(a)
+  got, want = (got, want) if isinstance(got, list) else ([got], [want])
+  Tensor.realize(*got)
+  for g, w in zip(got, want):
+    assert g.shape == np.shape(w)
+    np.testing.assert_allclose(g.numpy(), w, equal_nan=True)
+
+
+def test_large_sums_are_accurate():
+  assert Tensor.ones(2 ** 14, 2 ** 14).sum().item() == 2 ** 28
+  x = (rng.random(1 << 22) + 64).astype(np.float32)  # one accumulator would lose most of each addend's low bits
+  np.testing.assert_allclose(Tensor(x).sum().item(), x.astype(np.float64).sum(), rtol=1e-6)
+  columns = x.reshape(-1, 8)
+  np.testing.assert_allclose(Tensor(columns).sum(0).numpy(), columns.astype(np.float64).sum(0), rtol=1e-6)
+  rows = x.reshape(4, -1)
+  np.testing.assert_allclose(Tensor(rows).mean(1).numpy(), rows.astype(np.float64).mean(1), rtol=1e-6)

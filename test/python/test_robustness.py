@@ -1,0 +1,117 @@
+"""Files from outside: hostile safetensors files, a damaged or unusable kernel cache, a source file that is not UTF-8."""
+import ctypes
+import hashlib
+import json
+import struct
+
+import numpy as np
+import pytest
+
+from pytc import Tensor, dtypes, kernel_cache
+from pytc.cli import main
+from pytc.nn.state import safe_load, safe_save
+
+
+def safetensors(header: object, data: bytes = b"") -> bytes:
+  text = header if isinstance(header, bytes) else json.dumps(header).encode()
+  return struct.pack("<Q", len(text)) + text + data
+
+
+F32x2 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
+HOSTILE = {
+  "too short": b"\x01\x02\x03",
+  "header length past the end": struct.pack("<Q", 1000) + b"{}",
+  "header length 2^64-1": struct.pack("<Q", 2**64 - 1) + b"{}",
+  "header not JSON": safetensors(b"{not json"),
+  "header not UTF-8": safetensors(b'{"\xff\xfe": 1}'),
+  "header a list": safetensors([1, 2]),
+  "header nested too deep": safetensors(b'{"a":' * 100000 + b"1" + b"}" * 100000),
+  "entry not an object": safetensors({"x": 5}),
+  "entry without data_offsets": safetensors({"x": {"dtype": "F32", "shape": [2]}}, bytes(8)),
+  "unknown dtype": safetensors({"x": {**F32x2, "dtype": "F8"}}, bytes(8)),
+  "dtype not a string": safetensors({"x": {**F32x2, "dtype": ["F32"]}}, bytes(8)),
+  "negative shape": safetensors({"x": {**F32x2, "shape": [-1, -2]}}, bytes(8)),
+  "fractional shape": safetensors({"x": {**F32x2, "shape": [2.0]}}, bytes(8)),
+  "boolean shape": safetensors({"x": {**F32x2, "shape": [True, 2]}}, bytes(8)),
+  "shape not a list": safetensors({"x": {**F32x2, "shape": "2"}}, bytes(8)),
+  "offsets past the end": safetensors({"x": {**F32x2, "data_offsets": [0, 400]}}, bytes(8)),
+  "offsets reversed": safetensors({"x": {**F32x2, "data_offsets": [8, 0]}}, bytes(8)),
+  "offsets not a pair": safetensors({"x": {**F32x2, "data_offsets": [0]}}, bytes(8)),
+  "offsets NaN": safetensors(b'{"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, NaN]}}', bytes(8)),
+  "size does not match the shape": safetensors({"x": {**F32x2, "shape": [3]}}, bytes(8)),
+  "overlapping tensors": safetensors({"a": F32x2, "b": {**F32x2, "data_offsets": [4, 12]}}, bytes(12)),
+  "a gap between tensors": safetensors({"a": F32x2, "b": {**F32x2, "data_offsets": [12, 20]}}, bytes(20)),
+  "bytes after the last tensor": safetensors({"a": F32x2}, bytes(12)),
+  "a repeated name": safetensors(b'{"a": ' + json.dumps(F32x2).encode() + b', "a": ' + json.dumps(F32x2).encode() + b"}", bytes(8)),
+  "metadata not strings": safetensors({"__metadata__": {"format": 1}, "a": F32x2}, bytes(8)),
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_malformed_safetensors_raise_one_value_error(tmp_path, name):
+  (path := tmp_path / "model.safetensors").write_bytes(HOSTILE[name])
+  with pytest.raises(ValueError, match="is not a safetensors file") as error:
+    safe_load(path)
+  assert "\n" not in str(error.value)
+
+
+def test_safetensors_round_trip_keeps_every_dtype_and_special_values(tmp_path):
+  special = np.array([np.nan, -np.inf, np.inf, -0.0, 1.5, 3e38], np.float32)
+  tensors = {"f32": Tensor(special), "bf16": Tensor(special).cast(dtypes.bfloat16), "f16": Tensor(special[:5]).half(),
+             "i64": Tensor(np.array([[-(2**40), 7]], np.int64)), "empty": Tensor(np.zeros((0, 3), np.float32)), "scalar": Tensor(2.5),
+             "bool": Tensor(np.array([True, False]))}
+  safe_save(tensors, path := tmp_path / "model.safetensors")
+  safe_save(safe_load(path), again := tmp_path / "again.safetensors")
+  assert again.read_bytes() == path.read_bytes()
+  loaded = safe_load(path)
+  for name, tensor in tensors.items():
+    assert loaded[name].dtype == tensor.dtype and loaded[name].shape == tensor.shape
+    np.testing.assert_array_equal(loaded[name].numpy(), tensor.numpy())
+
+
+def test_compile_of_a_file_that_is_not_utf8_is_a_one_line_error(tmp_path, capsys):
+  (path := tmp_path / "latin1.mlir").write_bytes("// caf\xe9\nfunc.func @f() { return }\n".encode("latin-1"))
+  assert main(["compile", str(path)]) == 1
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith("pytc: error:") and "not UTF-8" in err and "Traceback" not in err
+
+
+def realize_something_new(seed: int) -> None:
+  """A computation no earlier test has compiled (the schedule cache would skip the kernel cache)."""
+  values = np.arange(seed % 50 + 3, dtype=np.float32)
+  np.testing.assert_allclose((Tensor(values) * seed + 1).sqrt().numpy(), np.sqrt(values * seed + 1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("blocker", ["file", "under a file"])
+def test_an_unusable_cache_folder_only_turns_the_disk_cache_off(tmp_path, monkeypatch, blocker):
+  (tmp_path / "blocker").write_text("a file where the cache folder would be")
+  folder = tmp_path / "blocker" if blocker == "file" else tmp_path / "blocker" / "cache"
+  monkeypatch.setattr(kernel_cache, "cache_dir", lambda: folder)
+  realize_something_new(11 if blocker == "file" else 12)
+  realize_something_new(13 if blocker == "file" else 14)
+  assert folder in kernel_cache._unusable
+
+
+def test_a_truncated_library_with_a_matching_record_is_never_loaded(tmp_path, monkeypatch):
+  monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
+  realize_something_new(21)
+  (library,) = tmp_path.glob("*.so")
+  key, record = library.stem, library.with_suffix(".sha256")
+  assert kernel_cache.load(key, []) is not None  # the intact entry loads
+  truncated = library.read_bytes()[:library.stat().st_size * 3 // 4]
+  library.write_bytes(truncated)
+  record.write_text(f"{len(truncated)} {hashlib.sha256(truncated).hexdigest()}\n")
+
+  def refuse(*args, **kwargs): raise AssertionError("an invalid library reached dlopen")
+  monkeypatch.setattr(ctypes, "CDLL", refuse)
+  assert kernel_cache.load(key, []) is None
+  assert not library.exists() and not record.exists()
+
+
+def test_a_library_that_disagrees_with_its_record_is_dropped(tmp_path, monkeypatch):
+  monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
+  realize_something_new(22)
+  (library,) = tmp_path.glob("*.so")
+  data = library.read_bytes()
+  library.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit flipped
+  assert kernel_cache.load(library.stem, []) is None and not library.exists()
