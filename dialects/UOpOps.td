@@ -63,6 +63,9 @@ def UOp_NegOp : UOp_UnaryOp<"neg", UOp_NumericValue> { let summary = "-x"; }
 def UOp_Exp2Op : UOp_UnaryOp<"exp2", UOp_FloatValue> { let summary = "2^x"; }
 def UOp_Log2Op : UOp_UnaryOp<"log2", UOp_FloatValue> { let summary = "log2(x)"; }
 def UOp_SinOp : UOp_UnaryOp<"sin", UOp_FloatValue> { let summary = "sin(x)"; }
+def UOp_CosOp : UOp_UnaryOp<"cos", UOp_FloatValue> { let summary = "cos(x)"; }
+def UOp_ExpOp : UOp_UnaryOp<"exp", UOp_FloatValue> { let summary = "e^x"; }
+def UOp_LogOp : UOp_UnaryOp<"log", UOp_FloatValue> { let summary = "ln(x), the natural logarithm"; }
 def UOp_SqrtOp : UOp_UnaryOp<"sqrt", UOp_FloatValue> { let summary = "sqrt(x)"; }
 def UOp_RecipOp : UOp_UnaryOp<"recip", UOp_FloatValue> { let summary = "1/x"; }
 def UOp_TruncOp : UOp_UnaryOp<"trunc", UOp_FloatValue> {

@@ -35,7 +35,7 @@ from pytc.passes import functions_with, range_size, register
 from pytc.passes.clone import clone, dependencies, unused
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
-TRANSCENDENTAL = {"uop.exp2", "uop.log2", "uop.sin", "uop.sqrt", "uop.pow", "uop.recip"}
+TRANSCENDENTAL = {"uop.exp2", "uop.exp", "uop.log2", "uop.log", "uop.sin", "uop.cos", "uop.sqrt", "uop.pow", "uop.recip"}
 
 
 def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:

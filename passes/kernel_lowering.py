@@ -90,18 +90,35 @@ class KernelLowering:
     return None
 
   def emit(self, value: ir.Value) -> ir.Value:
+    """The lowered `value`. The values it needs that are not lowered yet are lowered first, operands before their users,
+    from a stack rather than by recursion: an elementwise chain can be thousands of ops deep."""
     if (found := self.lookup(value)) is not None: return found
+    stack = [(value, False)]
+    while stack:
+      top, ready = stack.pop()
+      if self.lookup(top) is not None: continue
+      if ready: self.scopes[-1][top] = self.emit_value(top)
+      else: stack += [(top, True)] + [(v, False) for v in reversed(self.prerequisites(top)) if self.lookup(v) is None]
+    return self.lookup(value)
+
+  def prerequisites(self, value: ir.Value) -> list[ir.Value]:
+    """The operands `emit_value(value)` reads in the current scope, in the order it reads them (a reduction reads its body
+    inside its loops)."""
+    op = value.owner
+    if op.name in ("uop.range", "uop.const", "uop.range_reduce") or (op.name == "uop.index" and is_empty(op.operands[0].type)): return []
+    return list(op.operands)
+
+  def emit_value(self, value: ir.Value) -> ir.Value:
+    """The lowering of `value`'s op, whose prerequisites are lowered already."""
     op = value.owner
     name = op.name
     if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
     with op.location:
-      if name == "uop.index": result = self.emit_load(op)
-      elif name == "uop.const": result = constant_from_attr(op.attributes["value"])
-      elif name == "uop.range_reduce": result = self.emit_reduce(op)
-      elif name.startswith("uop."): result = lower_scalar(op, [self.emit(v) for v in op.operands])
-      else: result = clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
-    self.scopes[-1][value] = result
-    return result
+      if name == "uop.index": return self.emit_load(op)
+      if name == "uop.const": return constant_from_attr(op.attributes["value"])
+      if name == "uop.range_reduce": return self.emit_reduce(op)
+      if name.startswith("uop."): return lower_scalar(op, [self.emit(v) for v in op.operands])
+      return clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
 
   def emit_load(self, op: ir.OpView) -> ir.Value:
     segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))

@@ -20,7 +20,7 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
-from pytc.passes import PassError, range_size
+from pytc.passes import range_size
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
@@ -140,22 +140,30 @@ class VectorLowering(KernelLowering):
       panel, ranges = packed
       with value.owner.location:
         return vector.load(self.vector_type(value.type), panel, [self.lookup(r) for r in ranges] + [index_constant(self.column)])
+    return super().emit(value)
+
+  def prerequisites(self, value: ir.Value) -> list[ir.Value]:
+    """As for scalar loops, but a read lowers its indices and gate before its buffer; values read back from a row buffer or
+    a panel are loaded where they are used, once per use."""
+    op = value.owner
+    if op.name == "uop.index":
+      segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+      needed = list(op.operands[1:1 + segments[1]]) + ([op.operands[-1]] if segments[2] else []) + [op.operands[0]]
+    else: needed = super().prerequisites(value)
+    return [v for v in needed if v not in self.row_cache and v not in self.packed]
+
+  def emit_value(self, value: ir.Value) -> Lanes:
     op = value.owner
     name = op.name
-    if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
-    if name == "uop.range_reduce": return super().emit(value)  # one that does not vary along j: scalar loops
+    if name in ("uop.range", "uop.range_reduce", "uop.const"): return super().emit_value(value)  # a reduction here does not vary along j
     with op.location:
-      operands = [self.emit(v) for v in op.operands] if name != "uop.index" else []
-      if name == "uop.index": result = self.emit_load(op)
-      elif name == "uop.const" or all(is_uniform(v) for v in operands): result = super().emit(value)
-      elif name in ("arith.addi", "arith.muli") and (strided := self.strided(name, *operands)) is not None: result = strided
-      elif name.startswith("uop."): result = lower_scalar(op, [self.vector(v) for v in operands])
-      else:
-        vectors = [self.vector(v) for v in operands]
-        result = ir.Operation.create(name, results=[self.vector_type(r.type) for r in op.results], operands=vectors,
-                                     attributes=dict(op.attributes.items())).results[0]
-    self.scopes[-1][value] = result
-    return result
+      if name == "uop.index": return self.emit_load(op)
+      operands = [self.emit(v) for v in op.operands]
+      if all(is_uniform(v) for v in operands): return super().emit_value(value)
+      if name in ("arith.addi", "arith.muli") and (strided := self.strided(name, *operands)) is not None: return strided
+      if name.startswith("uop."): return lower_scalar(op, [self.vector(v) for v in operands])
+      return ir.Operation.create(name, results=[self.vector_type(r.type) for r in op.results], operands=[self.vector(v) for v in operands],
+                                 attributes=dict(op.attributes.items())).results[0]
 
   def strided(self, name: str, a: Lanes, b: Lanes) -> Strided | None:
     if name == "arith.addi":
@@ -269,17 +277,23 @@ class VectorLowering(KernelLowering):
     return result
 
 
-def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value], seen: dict | None = None) -> bool:
-  """Whether `a` computes what `b` does with each range in `renamed` in place of its value."""
-  seen = {} if seen is None else seen
-  if (a, b) in seen: return seen[(a, b)]
-  if a in renamed or a == b: return renamed.get(a, a) == b
-  if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument) or a.type != b.type: return False
-  x, y = a.owner, b.owner
-  if x.name != y.name or x.name == "uop.range" or len(x.operands) != len(y.operands) or len(x.results) != 1: return False
-  if {n: str(v) for n, v in x.attributes.items()} != {n: str(v) for n, v in y.attributes.items()}: return False
-  seen[(a, b)] = result = all(same_under(p, q, renamed, seen) for p, q in zip(x.operands, y.operands))
-  return result
+def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value]) -> bool:
+  """Whether `a` computes what `b` does with each range in `renamed` in place of its value (pairs compared from a stack:
+  the computations can be thousands of ops deep)."""
+  pairs, seen = [(a, b)], set()
+  while pairs:
+    if (pair := pairs.pop()) in seen: continue
+    seen.add(pair)
+    a, b = pair
+    if a in renamed or a == b:
+      if renamed.get(a, a) != b: return False
+      continue
+    if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument) or a.type != b.type: return False
+    x, y = a.owner, b.owner
+    if x.name != y.name or x.name == "uop.range" or len(x.operands) != len(y.operands) or len(x.results) != 1: return False
+    if {n: str(v) for n, v in x.attributes.items()} != {n: str(v) for n, v in y.attributes.items()}: return False
+    pairs.extend(zip(x.operands, y.operands))
+  return True
 
 
 def row_sum_twin(reduction: ir.Operation, stored: ir.OpView, j: ir.Value, lanes: int) -> ir.Value | None:

@@ -81,7 +81,8 @@ COMPARE = {
 }
 
 FLOAT_UNARY: dict[str, Lowering] = {
-  "uop.exp2": math.exp2, "uop.log2": math.log2, "uop.sin": math.sin, "uop.sqrt": math.sqrt, "uop.trunc": math.trunc,
+  "uop.exp2": math.exp2, "uop.exp": math.exp, "uop.log2": math.log2, "uop.log": math.log, "uop.sin": math.sin, "uop.cos": math.cos,
+  "uop.sqrt": math.sqrt, "uop.trunc": math.trunc,
 }
 
 

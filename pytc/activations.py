@@ -16,11 +16,39 @@ if TYPE_CHECKING:
 
 # above this, x*x + 1 rounds to x*x even in float64, so asinh and acosh are log(2x); x*x still fits in float32 below it
 LOG_2X_ABOVE = 2.0 ** 28
-# erf(x) = 2/sqrt(pi) sum_n (-1)^n x^(2n+1) / (n! (2n+1)): ten terms are exact to 2e-14 below ERF_SERIES_BELOW
-ERF_SERIES = tuple((-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(10))
-ERF_SERIES_BELOW = 0.5
-# erf(x) = 1 - t p(t) exp(-x^2), t = 1 / (1 + 0.3275911 x), absolute error below 1.5e-7 (Abramowitz and Stegun 7.1.26)
-ERF_TAIL = (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)
+# tanh(a) = a + a^3 q(a^2) below TANH_NEAR_BELOW, q the Chebyshev fit of (tanh(a) / a - 1) / a^2 in a^2 on [0, 0.55^2] (within
+# a rounding of the dtype), highest power first; above, 1 - 2 / (e^(2a) + 1), which loses less than a bit there
+TANH_NEAR_BELOW = 0.55
+TANH_NEAR = {
+  dtypes.float32: (-0.006610227831114734, 0.021309388664443474, -0.05390942882746055, 0.1333311372902087, -0.3333333200797698),
+  dtypes.float64: (5.390642014172176e-05, -0.00021454222089075102, 0.0005817724407868131, -0.0014541180436174583, 0.003591904413192802,
+                   -0.008863217663269123, 0.021869487712363182, -0.05396825394889914, 0.13333333333315647, -0.3333333333333331)}
+# erf(x) = x + x r(x^2) below ERF_NEAR_BELOW, r the Chebyshev fit of erf(x) / x - 1 in x^2 on [0, 1], highest power first
+ERF_NEAR_BELOW = 1.0
+ERF_NEAR = {
+  dtypes.float32: (-0.0005648059865503044, 0.004921762027877231, -0.02671505423226643, 0.11280316652505075, -0.37612343775327806,
+                   0.12837912617873729),
+  dtypes.float64: (-7.795898827002142e-10, 1.3720064546777686e-08, -1.6208483801871705e-07, 1.6447424703317362e-06, -1.492473690741966e-05,
+                   0.00012055294904839707, -0.0008548325975389692, 0.0052239776071164225, -0.02686617064323777,
+                   0.11283791670945006, -0.37612638903183543, 0.12837916709551256)}
+# above it, erf(a) = 1 - e^(-a^2) g(u): g the Chebyshev fit of e^(a^2) erfc(a) in u = (4 / (4 + a) - center) / radius, which maps
+# [1, saturation] onto [-1, 1]; beyond saturation erf rounds to 1. (saturation, center, radius, g highest power first)
+ERF_TAIL = {
+  dtypes.float32: (4.0, 0.65, 0.15, (5.44499678576978e-06, 5.1900222848445644e-05, 0.000366031242942286, 0.0021100190987117704,
+                                    0.010069741511319157, 0.04022813162427183, 0.1348508414829725,
+                                    0.2399014630747598)),
+  dtypes.float64: (6.0, 0.6, 0.2, (-7.970561922845925e-13, 5.9943243455437045e-12, 6.917780982018686e-11, -1.0609088834225667e-10,
+                                  -4.956466489229388e-09, -2.5772220860626256e-08, 1.4320649275925599e-07,
+                                  3.498817724639476e-06, 3.346127706454e-05, 0.00022259643172453767,
+                                  0.0011615374405673708, 0.004990286041095359, 0.018078437227012082,
+                                  0.055891085566079926, 0.14812992991458332, 0.19907263099386566))}
+# sinh and cosh above this are (e^(a/2) / 2) e^(a/2): e^a alone overflows before they do
+HALF_EXP_ABOVE = 20.0
+
+
+def fitted(table: dict, dtype) -> Sequence:
+  """The float64 entry of a per-dtype table of fits for float64, the float32 one for the other floats (computed in float32)."""
+  return table[dtypes.float64 if dtype is dtypes.float64 else dtypes.float32]
 
 
 def polynomial(x: Tensor, coefficients: Sequence[float]) -> Tensor:
@@ -51,10 +79,18 @@ class Activations:
 
   def _log1p(self) -> Tensor:
     """log(1 + x), accurate for small x: log(w) * x / (w - 1) with w = 1 + x rounded corrects w's rounding error (x itself
-    where w is 1). For finite x > -1."""
+    where w is 1, inf where it is inf). For x > -1."""
     w = 1 + self
-    one = w == 1
-    return one.where(self, w.log() * (self / one.where(1, w - 1)))
+    one, infinite = w == 1, w == math.inf
+    return one.where(self, w.log() * infinite.where(1.0, self / (one | infinite).where(1, w - 1)))
+
+  def _expm1(self) -> Tensor:
+    """e^x - 1, accurate for small x: (u - 1) * x / log(u) with u = e^x rounded corrects u's rounding error (x itself where
+    u is 1, -1 where u - 1 is, inf where u is)."""
+    u = self.exp()
+    one, minus_one, infinite = u == 1, u - 1 == -1, u == math.inf
+    safe = (one | minus_one | infinite).where(2.0, u)  # the branches not taken see a finite u != 1, so they pass no NaN gradient
+    return one.where(self, minus_one.where(-1.0, infinite.where(u, (safe - 1) * (self / safe.log()))))
 
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
   def relu6(self) -> Tensor:
@@ -80,12 +116,22 @@ class Activations:
   @float32_for_halves
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
+  def _exponential_linear(self, linear: Tensor, linear_part: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
+    """linear_part where `linear`, alpha * (e^(x / scale) - 1) elsewhere, from expm1 (no cancellation at tiny x). The kinks'
+    gradients follow tinygrad's compositions: elu'(0) = 0 (relu's), selu'(0) = gamma, celu'(0) = 1."""
+    return linear.where(linear_part, alpha * (linear.where(0.0, self) * (1 / scale))._expm1())
   @float32_for_halves
-  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - alpha * (1 - self.exp()).relu()
+  def elu(self, alpha: float = 1.0) -> Tensor:
+    x = self._float_cast()
+    return x._exponential_linear(x >= 0, x.relu(), alpha)
   @float32_for_halves
-  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor:
+    x = self._float_cast()
+    return gamma * x._exponential_linear(x >= 0, x, alpha)
   @float32_for_halves
-  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+  def celu(self, alpha: float = 1.0) -> Tensor:
+    x = self._float_cast()
+    return x._exponential_linear(x > 0, x, alpha, scale=alpha)
   @float32_for_halves
   def softplus(self, beta: float = 1.0) -> Tensor: return (self * beta).logaddexp(0.0) * (1 / beta)
   @float32_for_halves
@@ -96,11 +142,52 @@ class Activations:
   def softsign(self) -> Tensor: return self / (1 + self.abs())
 
   @float32_for_halves
-  def sinh(self) -> Tensor: return (self.exp() - (-self).exp()) / 2
+  def sigmoid(self) -> Tensor:
+    """1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, from e^-|x|: nothing overflows, and the result keeps its relative
+    precision down to the smallest floats."""
+    x = self._float_cast()
+    negative = x < 0
+    e = negative.where(x, -x).exp()
+    s = (1 + e).reciprocal()
+    return negative.where(e * s, s)
   @float32_for_halves
-  def cosh(self) -> Tensor: return (self.exp() + (-self).exp()) / 2
+  def tanh(self) -> Tensor:
+    """Odd; a + a^3 q(a^2) of a = |x| near 0 (no cancellation), 1 - 2 / (e^(2a) + 1) above (1 where e^(2a) overflows)."""
+    x = self._float_cast()
+    def of_magnitude(a: Tensor) -> Tensor:
+      near = a < TANH_NEAR_BELOW
+      small = near.where(a, 0.0)
+      s = small * small
+      return near.where(small + small * s * polynomial(s, fitted(TANH_NEAR, x.dtype)), 1 - 2 * ((2 * a).exp() + 1).reciprocal())
+    return x._odd(of_magnitude)
   @float32_for_halves
-  def atanh(self) -> Tensor: return ((1 + self) / (1 - self)).log() / 2
+  def sinh(self) -> Tensor:
+    """Odd; (e + e / (e + 1)) / 2 with e = expm1(|x|) (no cancellation near 0), (e^(a/2) / 2) e^(a/2) for large a."""
+    def of_magnitude(a: Tensor) -> Tensor:
+      large = a > HALF_EXP_ABOVE
+      e = large.where(0.0, a)._expm1()
+      half = (large.where(a, 0.0) * 0.5).exp()
+      return large.where(half * 0.5 * half, (e + e / (e + 1)) * 0.5)
+    return self._float_cast()._odd(of_magnitude)
+  @float32_for_halves
+  def cosh(self) -> Tensor:
+    """(e^a + e^-a) / 2 of a = |x|, (e^(a/2) / 2) e^(a/2) for large a: finite wherever cosh is."""
+    x = self._float_cast()
+    a = (x < 0).where(-x, x)  # abs would pass a NaN input no gradient
+    large = a > HALF_EXP_ABOVE
+    e = large.where(0.0, a).exp()
+    half = (large.where(a, 0.0) * 0.5).exp()
+    return large.where(half * 0.5 * half, 0.5 * e + 0.5 / e)
+  @float32_for_halves
+  def atanh(self) -> Tensor:
+    """Odd; log1p(2a + 2a^2 / (1 - a)) / 2 of a = |x| (no cancellation near 0); inf at 1. NaN beyond, where the gradient is
+    still 1 / (1 - x^2), as torch's."""
+    def of_magnitude(a: Tensor) -> Tensor:
+      outside = a > 1
+      inside = outside.where(0.0, a)
+      beyond = outside.where(a, 2.0)
+      return outside.where(((1 + beyond) / (1 - beyond)).log() * 0.5, (2 * inside + 2 * inside * inside / (1 - inside))._log1p() * 0.5)
+    return self._float_cast()._odd(of_magnitude)
   @float32_for_halves
   def asinh(self) -> Tensor:
     """log1p(a + a^2 / (1 + sqrt(1 + a^2))) of a = |x| (log(a) + log(2) for large a), with x's sign."""
@@ -120,18 +207,18 @@ class Activations:
     t = inside - 1
     near = (t + t.sqrt() * (inside + 1).sqrt())._log1p()
     w = below.where(x, -2.0)
-    outside = (w + (w * w - 1).sqrt()).log()
+    outside = (w + (w * w - 1).sqrt()).log() + math.nan  # NaN throughout (an overflowing x^2 makes the log inf): the log supplies the gradient
     return below.where(outside, large.where(large.where(x, 1.0).log() + math.log(2), near))
 
   @float32_for_halves
   def erf(self) -> Tensor:
-    """A power series below |x| = 1/2 (exact at 0, and in relative terms near it), Abramowitz and Stegun 7.1.26 above
-    (absolute error below 1.5e-7)."""
+    """x + x r(x^2) below |x| = 1 (exact at 0, and in relative terms near it), 1 - e^(-a^2) g(u) above, with x's sign; both
+    fitted per dtype, within a few ulp in float32 and float64."""
     x = self._float_cast()
-    series_range = x.abs() < ERF_SERIES_BELOW
-    near = series_range.where(x, 0.0)
-    series = near * polynomial(near * near, ERF_SERIES[::-1]) * (2 / math.sqrt(math.pi))
+    near_range = x.abs() < ERF_NEAR_BELOW
+    near = near_range.where(x, 0.0)
+    saturation, center, radius, g = fitted(ERF_TAIL, x.dtype)
     def tail(a: Tensor) -> Tensor:
-      t = 1 / (1 + 0.3275911 * a)
-      return 1 - t * polynomial(t, ERF_TAIL) * (-a * a).exp()
-    return series_range.where(series, x._odd(tail))
+      a = (a > saturation).where(saturation, a)
+      return 1 - (-a * a).exp() * polynomial((4 / (4 + a) - center) * (1 / radius), g)
+    return near_range.where(near + near * polynomial(near * near, fitted(ERF_NEAR, x.dtype)), x._odd(tail))

@@ -51,7 +51,7 @@ def _pow_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tens
 
 
 def _exp2_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor]:
-  """A zero gradient stays zero where exp2 overflowed to inf (0 * inf would make it NaN)."""
+  """A zero gradient stays zero where exp2 overflowed to inf (0 * inf would make it NaN); so does exp's."""
   return ((g == 0).where(0.0, g * out * math.log(2)),)
 
 
@@ -66,8 +66,11 @@ RULES: dict[str, Rule] = {
   "max": _max_grad,
   "neg": lambda g, out, s, _: (-g,),
   "exp2": _exp2_grad,
+  "exp": lambda g, out, s, _: ((g == 0).where(0.0, g * out),),
   "log2": lambda g, out, s, _: (g / (s[0] * math.log(2)),),
-  "sin": lambda g, out, s, _: (g * (math.pi / 2 - s[0]).sin(),),
+  "log": lambda g, out, s, _: (g / s[0],),
+  "sin": lambda g, out, s, _: (g * s[0].cos(),),
+  "cos": lambda g, out, s, _: (-(g * s[0].sin()),),
   "sqrt": lambda g, out, s, _: (g / (out * 2),),
   "recip": _recip_grad,
   "pow": _pow_grad,

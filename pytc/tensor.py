@@ -224,17 +224,13 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def trunc(self) -> Tensor:
     """Rounds toward zero; integers and bools are already whole, so they come back unchanged (dtype kept)."""
     return self._unary("trunc") if self.dtype.is_float else self
-  def exp(self) -> Tensor: return (self._float_cast() * (1 / math.log(2))).exp2()
-  def log(self) -> Tensor: return self.log2() * math.log(2)
-  def cos(self) -> Tensor: return (math.pi / 2 - self._float_cast()).sin()
+  def exp(self) -> Tensor: return self._float_unary("exp")
+  def log(self) -> Tensor: return self._float_unary("log")
+  def cos(self) -> Tensor: return self._float_unary("cos")
   def square(self) -> Tensor: return self * self
   def relu(self) -> Tensor:
     """max(self, 0) keeping NaN, with gradient 0 at 0 as torch (maximum would split it at the tie)."""
     return ((self < 0) | (self == 0)).where(0, self)
-  @float32_for_halves
-  def sigmoid(self) -> Tensor: return (1 + (self._float_cast() * (-1 / math.log(2))).exp2()).reciprocal()
-  @float32_for_halves
-  def tanh(self) -> Tensor: return 2.0 * (2.0 * self._float_cast()).sigmoid() - 1.0
   def abs(self) -> Tensor: return self if self.dtype.is_unsigned or self.dtype.is_bool else self.maximum(-self)
   def _float_cast(self) -> Tensor: return self if self.dtype.is_float else self.cast(dtypes.default_float)
 
@@ -354,15 +350,22 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     x = self if min_ is None else (self < min_).where(min_, self)
     return x if max_ is None else (x > max_).where(max_, x)
   clamp = clip
-  def tan(self) -> Tensor: return self.sin() / self.cos()
+  @float32_for_halves
+  def tan(self) -> Tensor:
+    """sin / cos; for float32 the quotient is taken in float64 and rounded once (sin and cos are each within 0.5 ulp)."""
+    x = self._float_cast()
+    return (x.sin().double() / x.cos().double()).cast(x.dtype) if x.dtype is dtypes.float32 else x.sin() / x.cos()
   def log10(self) -> Tensor: return self.log2() * math.log10(2)
   def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor:
     if self.dtype is dtypes.uint8 and isinstance(weight, Tensor): return self._lerp_uint8(end, weight)
     return self + (end - self) * weight
   def logaddexp(self, other: Tensor | float) -> Tensor:
+    """max(a, b) + log1p(e^-|a - b|): nothing overflows, and a term too small to change 1 + e^-|a - b| still counts; where
+    a == b (equal infinities too) it is max(a, b) + log(2)."""
     a, b = self._broadcasted(other)
-    peak = a.maximum(b)
-    return peak + ((a - peak).exp() + (b - peak).exp()).log()
+    peak, difference = a.maximum(b), a - b
+    distance = (difference < 0).where(-difference, difference)  # abs would pass a NaN input no gradient
+    return (a == b).where(peak + math.log(2), peak + (-distance).exp()._log1p())
   def copysign(self, other: Tensor | float) -> Tensor:
     """|self| with the sign of other, -0.0 counting as negative (1/-0.0 is -inf). |self| is self * sign(self), so the gradient
     is +-1, 0 at self = 0 and NaN at a NaN self, as torch's."""
@@ -653,7 +656,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
     return self.var(axis, keepdim, correction).sqrt()
   def logsumexp(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    """log(sum(e^(x - peak))) + peak with peak the max (0 where it is infinite: all -inf gives -inf and any +inf gives +inf)."""
     peak = self.max(axis, keepdim=True).detach()
+    peak = peak.isinf().where(0, peak)
     total = (self - peak).exp().sum(axis, keepdim).log()
     return total + (peak if keepdim else peak.reshape(total.shape))
 

@@ -89,12 +89,17 @@ func.func @two_outputs(%a: tensor<4xf32>) {
 
 // -----
 
-// One value sunk twice gets one output argument.
+// One value sunk twice (two equal outputs, merged) gets two output arguments: the second is a copy of the first,
+// over ranges of its own, so no two outputs share a buffer.
 // CHECK-LABEL: func.func @same_output_twice
-// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[O:[a-z0-9]+]]: memref<4xf32>)
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[O:[a-z0-9]+]]: memref<4xf32>, %[[COPY:[a-z0-9]+]]: memref<4xf32>)
 // CHECK: %[[W:.*]] = uop.store %{{.*}}, %[[O]][
 // CHECK-NEXT: %[[E:.*]] = uop.end %[[W]]
-// CHECK-NEXT: uop.sink %[[E]], %[[E]] : memref<4xf32>, memref<4xf32>
+// CHECK-NEXT: %[[I:.*]] = uop.range loop 4 id
+// CHECK-NEXT: %[[V:.*]] = uop.index %[[E]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT: %[[C:.*]] = uop.store %[[V]], %[[COPY]][%[[I]]] : memref<4xf32>
+// CHECK-NEXT: %[[CE:.*]] = uop.end %[[C]] over(%[[I]])
+// CHECK-NEXT: uop.sink %[[E]], %[[CE]] : memref<4xf32>, memref<4xf32>
 func.func @same_output_twice(%a: tensor<4xf32>) {
   %n = uop.neg %a : tensor<4xf32>
   uop.sink %n, %n : tensor<4xf32>, tensor<4xf32>

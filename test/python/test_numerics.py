@@ -59,7 +59,7 @@ def test_sin_cos_tan_special_values():
 
 @pytest.mark.parametrize("op", ["sin", "cos", "tan"])
 def test_trig_at_large_arguments_close_to_numpy(op):
-  """cos is sin(pi/2 - x), rounded in f32 first: beyond 1e6 that subtraction, not the sine, limits it."""
+  """cos reduces x + pi/2 as a whole (no f32 sum rounded first), so it keeps sin's accuracy at any magnitude."""
   x = np.array([1e1, 1e2, 1e3, 1e4, 1e5, 1e6, -1e1, -1e2, -1e3, -1e4, -1e5, -1e6], np.float32)
   np.testing.assert_allclose(getattr(Tensor(x), op)().numpy(), getattr(np, op)(x.astype(np.float64)), atol=3e-3, rtol=3e-3)
 
@@ -157,15 +157,120 @@ def test_unary_edge_values_match_numpy(dtype, op):
   """Special results exactly (exp(-inf) = 0, log(0) = -inf, log(-1) = nan, sqrt(-0) = -0, ...), the rest closely."""
   with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    edges = EDGES[np.abs(EDGES) < 88] if op == "exp" and dtype in (dtypes.float16, dtypes.bfloat16) else EDGES  # x / ln2 rounds to the dtype first
     if dtype is dtypes.bfloat16:
-      x = bfloat16(edges)
+      x = bfloat16(EDGES)
       got = getattr(Tensor(x).cast(dtypes.bfloat16), op)().cast(dtypes.float32).numpy()
       want = bfloat16(UNARY[op](x.astype(np.float64)))
     else:
-      x = edges.astype(dtype.numpy)
+      x = EDGES.astype(dtype.numpy)
       got, want = getattr(Tensor(x), op)().numpy(), UNARY[op](x.astype(np.float64)).astype(dtype.numpy)
   assert same_special_values(got, want), (x, got, want)
   finite = np.isfinite(want) & (want != 0)
   rtol = {dtypes.float16: 2e-3, dtypes.bfloat16: 1.6e-2, dtypes.float32: 2e-5, dtypes.float64: 1e-12}[dtype]
   np.testing.assert_allclose(got[finite], want[finite], rtol=rtol)
+
+
+def random_float32(count: int, seed: int) -> np.ndarray:
+  """Random bit patterns as float32: every magnitude, denormals, infinities and NaNs included."""
+  return np.random.default_rng(seed).integers(0, 1 << 32, count, dtype=np.uint64).astype(np.uint32).view(np.float32)
+
+
+def ulps_or_special(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+  """ulps32, with results that round to inf, 0 or NaN in f32 counted as 0 when got is exactly that and inf otherwise."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    rounded = want.astype(np.float32)
+    special = ~np.isfinite(rounded) | (rounded == 0)
+    exact = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
+    return np.where(special, np.where(exact, 0.0, np.inf), ulps32(got, want))
+
+
+@pytest.mark.parametrize("op, bound", [("cos", 0.501), ("tan", 2.0)])
+def test_cos_tan_f32_any_bits_close_to_numpy(op, bound):
+  """cos is correctly rounded but for ties within 2^-10 ulp; tan, the quotient of two such in f64, within 2 ulp."""
+  x = np.concatenate([random_float32(1 << 17, 11), np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3e38, -3e38, 2.0**24, 1e7], np.float32)])
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = getattr(np, op)(x.astype(np.float64))
+  assert ulps_or_special(getattr(Tensor(x), op)().numpy(), want).max() <= bound
+
+
+def test_cos_f32_near_its_zeros():
+  """x next to (k + 1/2) pi, where cos(x) cancels to almost nothing, for k up to the far reduction and beyond."""
+  k = np.concatenate([np.arange(0, 3000), [355, 103993, 1 << 20, 5340352, 9e6, 1e12, 3e20, 7e37]])
+  centers = ((k + 0.5) * np.pi).astype(np.float32)
+  x = np.concatenate([np.nextafter(centers, np.float32(d)) for d in (-np.inf, 0, np.inf)] + [-centers])
+  assert ulps32(Tensor(x).cos().numpy(), np.cos(x.astype(np.float64))).max() <= 0.501
+
+
+def test_cos_tan_exp_reported_values():
+  assert Tensor(np.array([3e38], np.float32)).cos().item() == np.float32(np.cos(np.float64(np.float32(3e38))))
+  assert Tensor(np.array([1.5], np.float16)).cos().item() == np.float16(np.cos(1.5))
+  assert Tensor(np.array([-128], np.int8)).cos().item() == np.float32(np.cos(-128.0))
+  assert Tensor(np.array([7.25], np.float32), dtype=dtypes.bfloat16).exp().item() == 1408.0
+  big = Tensor(np.array([88.5], np.float32), dtype=dtypes.bfloat16)
+  assert np.isfinite(big.exp().item()) and abs(big.exp().item() / np.exp(88.5) - 1) < 2**-8
+  assert np.isfinite(big.sinh().item()) and np.isfinite(big.cosh().item())
+
+
+def test_exp_f32_within_one_ulp_and_exact_at_the_ends():
+  """Dense over the range where exp is finite and nonzero (denormal results too), and inf, 0, NaN exactly."""
+  x = np.concatenate([np.linspace(-104, 89, 1 << 18, dtype=np.float32), np.linspace(-1, 1, 1 << 14, dtype=np.float32), random_float32(1 << 15, 12),
+                      np.nextafter(np.float32([88.72283, 88.72284, -103.97208, -103.97209, -87.33655]), np.float32(0)),
+                      np.float32([88.72283, 88.72284, -103.97208, -103.97209, 0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45])])
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = np.exp(x.astype(np.float64))
+  assert ulps_or_special(Tensor(x).exp().numpy(), want).max() <= 1.0
+
+
+def test_log_f32_within_one_ulp():
+  x = np.concatenate([np.abs(random_float32(1 << 17, 13)), np.linspace(0.5, 2, 1 << 14, dtype=np.float32),
+                      np.float32([0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 1.0, -1.0, 3.4028235e38])])
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = np.log(x.astype(np.float64))
+  assert ulps_or_special(Tensor(x).log().numpy(), want).max() <= 1.0
+
+
+def every_half(dtype) -> np.ndarray:
+  """All 65536 float16 or bfloat16 values, as float32."""
+  bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+  return bits.view(np.float16).astype(np.float32) if dtype is dtypes.float16 else to_numpy(bits.tobytes(), dtypes.bfloat16, bits.shape)
+
+
+def half_bits(values: np.ndarray, dtype) -> np.ndarray:
+  """Sign-magnitude bits of `values` rounded once to dtype, as integers ordered like the values (NaN as a huge number)."""
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    bits = values.astype(np.float16).view(np.uint16) if dtype is dtypes.float16 else from_numpy(values, dtypes.bfloat16)
+  ordered = np.where(bits & 0x8000, -(bits & 0x7FFF).astype(np.int64), (bits & 0x7FFF).astype(np.int64))
+  return np.where(np.isnan(values), 1 << 20, ordered)
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16])
+@pytest.mark.parametrize("op", ["cos", "tan", "sin", "exp", "log", "exp2", "log2"])
+def test_half_transcendentals_round_once_for_every_value(dtype, op):
+  """Computed in f32 and rounded once: every result the correctly rounded one or its neighbour (f32's own rounding can
+  tip a near tie), special values exactly."""
+  x = every_half(dtype)
+  got = getattr(Tensor(x).cast(dtype), op)().cast(dtypes.float32).numpy()
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    want = getattr(np, op)(x.astype(np.float64))
+  distance = np.abs(half_bits(got.astype(np.float64), dtype) - half_bits(want, dtype))
+  assert distance.max() <= 1 and np.mean(distance == 0) > 0.999
+
+
+@pytest.mark.parametrize("op, derivative", [("cos", lambda x: -np.sin(x)), ("sin", np.cos), ("exp", np.exp), ("log", lambda x: 1 / x)])
+def test_cos_sin_exp_log_gradients(op, derivative):
+  x = np.array([0.3, 1.5, 2.0, 7.25, 1e3, 1e6], np.float32) if op != "exp" else np.array([-3.0, 0.0, 0.5, 7.25, 80.0], np.float32)
+  t = Tensor(x, requires_grad=True)
+  getattr(t, op)().sum().backward()
+  np.testing.assert_allclose(t.grad.numpy(), derivative(x.astype(np.float64)), rtol=2e-6, atol=1e-7)
+
+
+def test_exp_gradient_stays_zero_where_exp_overflows():
+  t = Tensor(np.array([89.0, 1.0], np.float32), requires_grad=True)
+  (t.exp() * Tensor(np.array([0.0, 1.0], np.float32))).sum().backward()
+  np.testing.assert_allclose(t.grad.numpy(), [0.0, np.e], rtol=1e-6)  # 0 * e^89 = 0 * inf gives 0, not NaN

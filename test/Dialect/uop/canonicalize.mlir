@@ -770,3 +770,33 @@ func.func @side_effects(%x: tensor<4xf32>) -> tensor<4xf32> {
   uop.sink
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// cos, exp and log of constants fold in double precision, rounded once to the element type; log(0) = -inf,
+// exp(-inf) = 0, log(-1) = NaN.
+// CHECK-LABEL: func.func @cos_exp_log
+// CHECK-NEXT: %[[COS:.*]] = uop.const -0.416146{{[0-9]*}} : tensor<4xf32>
+// CHECK-NEXT: %[[EXP:.*]] = uop.const 7.389056{{[0-9]*}} : tensor<4xf32>
+// CHECK-NEXT: %[[LOG:.*]] = uop.const 0.693147{{[0-9]*}} : tensor<4xf32>
+// CHECK-NEXT: %[[NINF:.*]] = uop.const 0xFF800000 : tensor<4xf32>
+// CHECK-NEXT: %[[ZERO:.*]] = uop.const 0.000000e+00 : tensor<4xf32>
+// CHECK-NEXT: %[[NAN:.*]] = uop.const 0x{{7F|FF}}C00000 : tensor<4xf32>
+// CHECK-NEXT: %[[HALF:.*]] = uop.const 7.3906{{[0-9]*}}e+00 : tensor<2xf16>
+// CHECK-NEXT: uop.sink %[[COS]], %[[EXP]], %[[LOG]], %[[NINF]], %[[ZERO]], %[[NAN]], %[[HALF]] :
+func.func @cos_exp_log() {
+  %c = uop.const 2.0 : tensor<4xf32>
+  %z = uop.const 0.0 : tensor<4xf32>
+  %m = uop.const 0xFF800000 : tensor<4xf32>
+  %n = uop.const -1.0 : tensor<4xf32>
+  %h = uop.const 2.0 : tensor<2xf16>
+  %0 = uop.cos %c : tensor<4xf32>
+  %1 = uop.exp %c : tensor<4xf32>
+  %2 = uop.log %c : tensor<4xf32>
+  %3 = uop.log %z : tensor<4xf32>
+  %4 = uop.exp %m : tensor<4xf32>
+  %5 = uop.log %n : tensor<4xf32>
+  %6 = uop.exp %h : tensor<2xf16>
+  uop.sink %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2xf16>
+  return
+}

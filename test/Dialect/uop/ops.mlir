@@ -329,3 +329,23 @@ func.func @generic_form() {
   "uop.sink"(%1) : (tensor<1xi32>) -> ()
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @cos_exp_log
+// CHECK-NEXT: %[[COS:.*]] = uop.cos %{{.*}} : tensor<4xf32>
+// CHECK-NEXT: %[[EXP:.*]] = uop.exp %[[COS]] : tensor<4xf32>
+// CHECK-NEXT: %[[LOG:.*]] = uop.log %[[EXP]] : tensor<4xf32>
+// CHECK-NEXT: uop.cos %{{.*}} : tensor<2xf16>
+// CHECK-NEXT: uop.exp %{{.*}} : tensor<2xbf16>
+// CHECK-NEXT: uop.log %{{.*}} : tensor<2xf64>
+func.func @cos_exp_log(%x: tensor<4xf32>, %h: tensor<2xf16>, %b: tensor<2xbf16>, %d: tensor<2xf64>) {
+  %0 = uop.cos %x : tensor<4xf32>
+  %1 = uop.exp %0 : tensor<4xf32>
+  %2 = uop.log %1 : tensor<4xf32>
+  %3 = uop.cos %h : tensor<2xf16>
+  %4 = uop.exp %b : tensor<2xbf16>
+  %5 = uop.log %d : tensor<2xf64>
+  uop.sink %2, %3, %4, %5 : tensor<4xf32>, tensor<2xf16>, tensor<2xbf16>, tensor<2xf64>
+  return
+}
