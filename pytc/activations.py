@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pytc.dtype import dtypes
+from pytc.dtype import DType, dtypes
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -35,18 +35,16 @@ ERF_NEAR = {
 # [1, saturation] onto [-1, 1]; beyond saturation erf rounds to 1. (saturation, center, radius, g highest power first)
 ERF_TAIL = {
   dtypes.float32: (4.0, 0.65, 0.15, (5.44499678576978e-06, 5.1900222848445644e-05, 0.000366031242942286, 0.0021100190987117704,
-                                    0.010069741511319157, 0.04022813162427183, 0.1348508414829725,
-                                    0.2399014630747598)),
+                                     0.010069741511319157, 0.04022813162427183, 0.1348508414829725, 0.2399014630747598)),
   dtypes.float64: (6.0, 0.6, 0.2, (-7.970561922845925e-13, 5.9943243455437045e-12, 6.917780982018686e-11, -1.0609088834225667e-10,
-                                  -4.956466489229388e-09, -2.5772220860626256e-08, 1.4320649275925599e-07,
-                                  3.498817724639476e-06, 3.346127706454e-05, 0.00022259643172453767,
-                                  0.0011615374405673708, 0.004990286041095359, 0.018078437227012082,
-                                  0.055891085566079926, 0.14812992991458332, 0.19907263099386566))}
+                                   -4.956466489229388e-09, -2.5772220860626256e-08, 1.4320649275925599e-07, 3.498817724639476e-06,
+                                   3.346127706454e-05, 0.00022259643172453767, 0.0011615374405673708, 0.004990286041095359,
+                                   0.018078437227012082, 0.055891085566079926, 0.14812992991458332, 0.19907263099386566))}
 # sinh and cosh above this are (e^(a/2) / 2) e^(a/2): e^a alone overflows before they do
 HALF_EXP_ABOVE = 20.0
 
 
-def fitted(table: dict, dtype) -> Sequence:
+def fitted(table: dict[DType, Any], dtype: DType) -> Any:
   """The float64 entry of a per-dtype table of fits for float64, the float32 one for the other floats (computed in float32)."""
   return table[dtypes.float64 if dtype is dtypes.float64 else dtypes.float32]
 
@@ -86,11 +84,11 @@ class Activations:
 
   def _expm1(self) -> Tensor:
     """e^x - 1, accurate for small x: (u - 1) * x / log(u) with u = e^x rounded corrects u's rounding error (x itself where
-    u is 1, -1 where u - 1 is, inf where u is)."""
+    u is 1, u - 1 where that is -1 or inf)."""
     u = self.exp()
-    one, minus_one, infinite = u == 1, u - 1 == -1, u == math.inf
-    safe = (one | minus_one | infinite).where(2.0, u)  # the branches not taken see a finite u != 1, so they pass no NaN gradient
-    return one.where(self, minus_one.where(-1.0, infinite.where(u, (safe - 1) * (self / safe.log()))))
+    one, saturated = u == 1, (u - 1 == -1) | (u == math.inf)
+    safe = (one | saturated).where(2.0, u)  # the branches not taken see a finite u != 1, so they pass no NaN gradient
+    return one.where(self, saturated.where(u - 1, (safe - 1) * (self / safe.log())))
 
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
   def relu6(self) -> Tensor:
@@ -158,7 +156,8 @@ class Activations:
       near = a < TANH_NEAR_BELOW
       small = near.where(a, 0.0)
       s = small * small
-      return near.where(small + small * s * polynomial(s, fitted(TANH_NEAR, x.dtype)), 1 - 2 * ((2 * a).exp() + 1).reciprocal())
+      series = (a == 0).where(a, small + small * s * polynomial(s, fitted(TANH_NEAR, x.dtype)))  # the zero keeps its sign
+      return near.where(series, 1 - 2 * ((2 * a).exp() + 1).reciprocal())
     return x._odd(of_magnitude)
   @float32_for_halves
   def sinh(self) -> Tensor:

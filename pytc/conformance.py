@@ -87,6 +87,9 @@ def pytest_runtest_logreport(report):
   if report.when == "call" or report.outcome != "passed":
     previous = RESULTS.get(report.nodeid)
     if previous is None or previous["outcome"] == "passed": RESULTS[report.nodeid] = {"outcome": _kind(report), "message": _last_line(report)}
+@pytest.hookimpl
+def pytest_collectreport(report):
+  if report.failed: RESULTS[report.nodeid + "::<collection>"] = {"outcome": "error", "message": "collection failed: " + _last_line(report)}
 def pytest_sessionfinish(session):
   with open(session.config.getoption("--conformance-json"), "w") as f: json.dump(RESULTS, f, indent=1)
 def pytest_addoption(parser): parser.addoption("--conformance-json")
@@ -123,7 +126,11 @@ def run(tinygrad_src: Path, test_files: list[str], keyword: str | None, timeout:
     with subprocess.Popen([part for part in command if part], cwd=root, env=environment, **output) as pytest:
       for line in pytest.stdout: sys.stderr.write(line)
     if not results_path.exists(): raise SystemExit("pytc.conformance: the test run ended before reporting (did the interpreter crash?)")
-    return json.loads(results_path.read_text())
+    results = json.loads(results_path.read_text())
+    for copy in copies:
+      if not any(test_id.startswith(copy.name) for test_id in results):
+        results[f"{copy.name}::<collection>"] = {"outcome": "error", "message": "no tests collected"}
+    return results
 
 
 def _has_timeout() -> bool: return importlib.util.find_spec("pytest_timeout") is not None
@@ -131,7 +138,8 @@ def _has_timeout() -> bool: return importlib.util.find_spec("pytest_timeout") is
 
 def summarize(results: dict[str, dict[str, str]]) -> str:
   counts = {outcome: sum(r["outcome"] == outcome for r in results.values()) for outcome in ("passed", "skipped", "wrong value", "error")}
-  failed = [f"  {outcome:<11} {test_id.split('::', 1)[-1]}: {r['message']}" for outcome in ("wrong value", "error")
+  def name(test_id: str) -> str: return test_id if test_id.endswith("<collection>") else test_id.split("::", 1)[-1]
+  failed = [f"  {outcome:<11} {name(test_id)}: {r['message']}" for outcome in ("wrong value", "error")
             for test_id, r in sorted(results.items()) if r["outcome"] == outcome]
   summary = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
   return "\n".join([*failed, f"{len(results)} tests: {summary}"])

@@ -1,11 +1,14 @@
-"""Tensors made from a shape: empty buffers, constants, ranges and the identity matrix (Tensor's class methods)."""
+"""Tensors made from Python data or from a shape: empty buffers, constants, ranges and the identity matrix (Tensor's class methods)."""
 from __future__ import annotations
 
 import math
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from pytc.arguments import int_arg, scalar_arg
 from pytc.device import Buffer, Device
-from pytc.dtype import DType, dtypes, to_dtype
+from pytc.dtype import DType, dtypes, to_dtype, wrapped
 from pytc.graph import LazyOp
 
 if TYPE_CHECKING:
@@ -22,6 +25,33 @@ def creation_shape(shape: tuple, op: str) -> tuple[int, ...]:
   if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
     raise ValueError(f"{op} needs a shape of non-negative ints, got {shape}")
   return shape
+
+
+def flattened(data: list | tuple):
+  """The elements of nested lists, tuples and NumPy arrays, in row-major order."""
+  for item in data:
+    if isinstance(item, list | tuple): yield from flattened(item)
+    elif isinstance(item, np.ndarray): yield from item.reshape(-1).tolist()
+    else: yield item
+
+
+def array_from_python(data: list | tuple, dtype: DType | None) -> tuple[np.ndarray, DType]:
+  """Nested lists of Python values as a NumPy array of `dtype`, which defaults to bool, default_int or default_float as the
+  elements make it. Ints convert exactly, brought into an integer dtype modulo 2^bits as tinygrad does, and floats into one
+  truncate toward 0, also where NumPy alone would go through float64 (ints past int64, or mixed with floats)."""
+  array = np.asarray(data)
+  if array.dtype.kind not in "biufO": raise TypeError(f"cannot make a Tensor from elements of NumPy dtype {array.dtype}")
+  inexact = array.dtype.kind in "fO"
+  only_ints = inexact and array.size > 0 and all(isinstance(v, int) for v in flattened(data))
+  if dtype is None:
+    dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" or only_ints else dtypes.default_float
+  if not (inexact and (dtype.is_int or array.dtype.kind == "O")): return array, dtype
+  values = list(flattened(data))
+  if not all(isinstance(v, int | float | np.integer | np.floating) for v in values):
+    raise TypeError(f"cannot make a Tensor from elements of types {sorted({type(v).__name__ for v in values})}")
+  if not dtype.is_int: return np.array([float(v) for v in values], np.float64).reshape(array.shape), dtype
+  try: return np.array([wrapped(int(v), dtype) for v in values], dtype.numpy).reshape(array.shape), dtype
+  except (ValueError, OverflowError): raise ValueError(f"cannot convert {[v for v in values if not math.isfinite(v)][0]} to {dtype}") from None
 
 
 class Creation:
@@ -41,7 +71,7 @@ class Creation:
            requires_grad: bool | None = None) -> Tensor:
     """Every element `fill_value` (of `dtype`, else the value's own: bool, default_int or default_float). A constant stays
     lazy whatever `buffer` says: realize() stores it in a buffer, and until then it costs no memory."""
-    shape, device = creation_shape(argfix(shape), "full"), Device.canonicalize(device)
+    shape, device, fill_value = creation_shape(argfix(shape), "full"), Device.canonicalize(device), scalar_arg(fill_value, "fill_value")
     dtype = dtypes.from_py(fill_value) if dtype is None else to_dtype(dtype)
     if dtype in dtypes.fp8s: return cls.full(shape, fill_value, dtypes.float32, device, buffer, requires_grad).cast(dtype)
     return cls(LazyOp("const", dtype, shape, device, arg=fill_value), requires_grad=requires_grad)
@@ -62,6 +92,8 @@ class Creation:
     an argument is a float, else default_int, or int64 when the values do not fit it. Values the dtype cannot hold raise
     OverflowError."""
     if stop is None: start, stop = 0, start
+    start, stop, step = scalar_arg(start, "start"), scalar_arg(stop, "stop"), scalar_arg(step, "step")
+    if not all(math.isfinite(v) for v in (start, stop, step)): raise ValueError(f"arange needs finite bounds and step, got {start}, {stop}, {step}")
     if step == 0: raise ValueError("arange step cannot be 0")
     count = max(0, math.ceil((stop - start) / step))
     lo, hi = sorted((start, start + (count - 1) * step)) if count else (0, 0)
@@ -78,7 +110,7 @@ class Creation:
   @classmethod
   def linspace(cls, start: int | float, stop: int | float, steps: int, dtype: DType | str | None = None, device: str | None = None) -> Tensor:
     """`steps` evenly spaced values from start to stop, both included, computed in default_float and cast to `dtype`."""
-    if steps < 0: raise ValueError(f"linspace needs steps >= 0, got {steps}")
+    start, stop, steps = scalar_arg(start, "start"), scalar_arg(stop, "stop"), int_arg(steps, "steps", 0)
     if (dtype := to_dtype(dtype or dtypes.default_float)) is dtypes.bool: raise ValueError("linspace cannot make a bool tensor")
     if steps == 1: return cls.full((1,), start, dtype, device)
     return (cls.arange(steps, dtype=dtypes.default_float, device=device) * ((stop - start) / (steps - 1)) + start).cast(dtype)
@@ -86,7 +118,7 @@ class Creation:
   @classmethod
   def eye(cls, n: int, m: int | None = None, dtype: DType | str | None = None, device: str | None = None) -> Tensor:
     """n rows and m (default n) columns: ones on the diagonal, zeros elsewhere."""
-    cols = n if m is None else m
-    if n < 0 or cols < 0: raise ValueError(f"eye needs non-negative sizes, got n={n}, m={cols}")
+    n = int_arg(n, "n", 0)
+    cols = n if m is None else int_arg(m, "m", 0)
     rows = cls.arange(n, device=device).unsqueeze(-1)
     return (rows == cls.arange(cols, device=device)).cast(dtypes.default_float if dtype is None else dtype)

@@ -178,3 +178,9 @@ def from_numpy(array: np.ndarray, dtype: DType) -> np.ndarray:
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
     return np.where(np.isnan(floats), (bits >> 16) | 0x40, rounded).astype(np.uint16)
   return np.ascontiguousarray(array, dtype=dtype.numpy)
+
+
+def wrapped(value: int, dtype: DType) -> int:
+  """An int brought into an integer dtype's range modulo 2^bits (two's complement), as a C cast from a wider int does."""
+  value = int(value) & ((1 << dtype.bitsize) - 1)
+  return value - (1 << dtype.bitsize) if not dtype.is_unsigned and value >> (dtype.bitsize - 1) else value

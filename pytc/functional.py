@@ -7,8 +7,8 @@ import string
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from pytc.arguments import calling_op, int_arg, ints_arg, is_int, tensor_arg
 from pytc.dtype import DType, dtypes, least_upper_dtype
-from pytc.helpers import per_dim
 from pytc.template import templated
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ CUMULATIVE_BLOCK = 256  # cumulative ops over a longer axis run in two stages
 
 def pool_padding(padding: int | Sequence[int], dims: int) -> tuple[tuple[int, int], ...]:
   """(before, after) for each of the last `dims` dims, from an int, one int per dim, or torch's flat order (last dim first)."""
-  if isinstance(padding, int): return ((padding, padding),) * dims
+  if is_int(padding): return ((padding, padding),) * dims
+  if not isinstance(padding, Sequence) or isinstance(padding, str) or not all(is_int(p) for p in padding):
+    raise TypeError(f"{calling_op()}: padding must be an int or a sequence of ints, got {type(padding).__name__} {padding!r}")
   if len(padding) == dims: return tuple((p, p) for p in padding)
   if len(padding) == 2 * dims: return tuple((padding[i], padding[i + 1]) for i in range(2 * dims - 2, -1, -2))
   raise ValueError(f"padding must be an int or a sequence of {dims} or {2 * dims} ints, got {padding}")
@@ -33,8 +35,8 @@ def conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, ...], di
   if not isinstance(padding, str): return pool_padding(padding, len(kernel))
   if padding.lower() == "valid": return ((0, 0),) * len(kernel)
   if padding.lower() != "same": raise ValueError(f"padding must be an int, a sequence of ints, 'same' or 'valid', got {padding!r}")
-  if any(s != 1 for s in per_dim(stride, len(kernel))): raise ValueError(f"padding='same' needs stride 1, got stride={stride}")
-  spans = [d * (k - 1) for k, d in zip(kernel, per_dim(dilation, len(kernel)))]
+  if any(s != 1 for s in ints_arg(stride, len(kernel), "stride", 1)): raise ValueError(f"padding='same' needs stride 1, got stride={stride}")
+  spans = [d * (k - 1) for k, d in zip(kernel, ints_arg(dilation, len(kernel), "dilation", 1))]
   return tuple((span // 2, span - span // 2) for span in spans)
 
 
@@ -70,7 +72,7 @@ class Functional:
   def _pool(self, kernel: tuple[int, ...], stride: int | tuple[int, ...] = 1, dilation: int | tuple[int, ...] = 1) -> Tensor:
     """Sliding windows over the last len(kernel) dims: (..., out..., kernel...)."""
     n, lead = len(kernel), self.ndim - len(kernel)
-    strides, dilations = per_dim(stride, n), per_dim(dilation, n)
+    strides, dilations = ints_arg(stride, n, "stride", 1), ints_arg(dilation, n, "dilation", 1)
     x = self
     for axis in reversed(range(n)): x = x._windows(lead + axis, kernel[axis], strides[axis], dilations[axis])
     return x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
@@ -83,6 +85,8 @@ class Functional:
   def conv2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
              dtype: DType | str | None = None) -> Tensor:
     """A convolution over the dims after (batch, channels); the products are summed as `sum` does (or in `dtype`)."""
+    weight, bias, groups = tensor_arg(weight, "weight"), bias if bias is None else tensor_arg(bias, "bias"), int_arg(groups, "groups", 1)
+    if self.ndim < 3 or weight.ndim != self.ndim: raise ValueError(f"conv2d of input {self.shape} needs a weight of its rank, got {weight.shape}")
     (batch, channels), (out_channels, group_channels), kernel = self.shape[:2], weight.shape[:2], weight.shape[2:]
     if self.ndim != weight.ndim or groups * group_channels != channels or out_channels % groups:
       raise ValueError(f"conv of input {self.shape} with weight {weight.shape} and groups={groups}: channels do not match")
@@ -97,8 +101,10 @@ class Functional:
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,
                        output_padding=0) -> Tensor:
     """The gradient of conv2d: zeros between input elements (stride), the flipped kernel, full padding."""
+    weight, bias, groups = tensor_arg(weight, "weight"), bias if bias is None else tensor_arg(bias, "bias"), int_arg(groups, "groups", 1)
     kernel, spatial = weight.shape[2:], len(weight.shape[2:])
-    strides, dilations, extra = (per_dim(v, spatial) for v in (stride, dilation, output_padding))
+    strides, dilations = ints_arg(stride, spatial, "stride", 1), ints_arg(dilation, spatial, "dilation", 1)
+    extra = ints_arg(output_padding, spatial, "output_padding", 0)
     w = weight.unflatten(0, (groups, -1)).transpose(1, 2).flatten(0, 1).flip(*range(2, 2 + spatial))
     x = self
     for axis, s in enumerate(strides):
@@ -114,8 +120,8 @@ class Functional:
     """Kernel, strides, dilations and (before, after) padding of a pooling over the last len(kernel_size) dims (2 for an int).
     With ceil_mode, the padding after each dim grows so that the output size rounds up, less a last window that would
     start in that padding."""
-    kernel = per_dim(kernel_size, 2)
-    strides, dilations = per_dim(kernel if stride is None else stride, len(kernel)), per_dim(dilation, len(kernel))
+    kernel = ints_arg(kernel_size, 2 if is_int(kernel_size) else len(kernel_size) if isinstance(kernel_size, Sequence) else 0, "kernel_size", 1)
+    strides, dilations = ints_arg(kernel if stride is None else stride, len(kernel), "stride", 1), ints_arg(dilation, len(kernel), "dilation", 1)
     pads = pool_padding(padding, len(kernel))
     if not ceil_mode: return kernel, strides, dilations, pads
     grown = []
@@ -156,11 +162,12 @@ class Functional:
   def max_unpool2d(self, indices: Tensor, kernel_size=(2, 2), stride=None, dilation=1, padding=0, output_size=None) -> Tensor:
     """Scatter each value of a max_pool2d output to its index in the pooled dims (zeros elsewhere; values that share an
     index add up). The output size of those dims is output_size's last dims, or what the pooling arguments imply."""
+    indices = tensor_arg(indices, "indices")
     batch, channels, *spatial = self.shape
     if output_size is None:
-      kernel, strides, dilations, pads = self._pool_setup(per_dim(kernel_size, len(spatial)), stride, dilation, padding, False)
+      kernel, strides, dilations, pads = self._pool_setup(ints_arg(kernel_size, len(spatial), "kernel_size", 1), stride, dilation, padding, False)
       output_size = tuple((n - 1) * s - b - a + d * (k - 1) + 1 for n, k, s, d, (b, a) in zip(spatial, kernel, strides, dilations, pads))
-    else: output_size = tuple(output_size)[-len(spatial):]
+    else: output_size = ints_arg(output_size, len(output_size) if isinstance(output_size, Sequence) else 0, "output_size", 0)[-len(spatial):]
     total = math.prod(output_size)
     hits = indices.reshape(batch, channels, 1, -1) == type(self).arange(total, device=self.device).reshape(total, 1)
     return hits.where(self.reshape(batch, channels, 1, -1), 0).sum(3).cast(self.dtype).reshape(batch, channels, *output_size)
@@ -223,7 +230,9 @@ class Functional:
   # *** nn functional ***
 
   def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis: int | tuple[int, ...] = 1) -> Tensor:
-    axes = (axis,) if isinstance(axis, int) else axis
+    weight, bias = (None if t is None else tensor_arg(t, name) for t, name in ((weight, "weight"), (bias, "bias")))
+    mean, invstd = tensor_arg(mean, "mean"), tensor_arg(invstd, "invstd")
+    axes = (axis,) if is_int(axis) else tuple(axis) if isinstance(axis, Sequence) else (axis,)
     shape = tuple(n if i in {self._axis(a) for a in axes} else 1 for i, n in enumerate(self.shape))
     x = self - mean.reshape(shape)
     if weight is not None: x = x * weight.reshape(shape)
@@ -240,6 +249,8 @@ class Functional:
                                    is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
     """softmax(self @ key^T / sqrt(head size) + mask) @ value, the scores computed in float32 or wider. A bool mask keeps
     where True; is_causal masks the upper triangle. With enable_gqa, key and value heads (dim -3) repeat to the query's."""
+    key, value = tensor_arg(key, "key"), tensor_arg(value, "value")
+    attn_mask = attn_mask if attn_mask is None else tensor_arg(attn_mask, "attn_mask")
     if is_causal and attn_mask is not None: raise RuntimeError("scaled_dot_product_attention takes attn_mask or is_causal=True, not both")
     if enable_gqa:
       if self.ndim < 3 or key.ndim < 3 or value.ndim < 3 or self.shape[-3] % key.shape[-3] or self.shape[-3] % value.shape[-3]:
@@ -256,7 +267,7 @@ class Functional:
     """Cross-entropy of logits, (classes) or (batch, classes, ...), against class indices (self's shape less the class
     dim) or class probabilities (self's shape)."""
     if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
-    axis = 0 if self.ndim == 1 else 1
+    Y, axis = tensor_arg(Y, "Y"), 0 if self.ndim == 1 else 1
     classes = self.shape[axis]
     if Y.shape != self.shape:
       if Y.shape != self.shape[:axis] + self.shape[axis + 1:]:
@@ -269,6 +280,7 @@ class Functional:
 
   def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of log-probabilities (batch, classes) at class indices Y."""
+    Y, weight = tensor_arg(Y, "Y"), weight if weight is None else tensor_arg(weight, "weight")
     keep = Y != ignore_index if ignore_index is not None else type(self).full(Y.shape, True, device=self.device)
     picked = self.gather(1, Y.cast(dtypes.int32).unsqueeze(1)).squeeze(1)
     scale = keep.cast(self.dtype) * (weight[Y] if weight is not None else 1.0)
@@ -289,7 +301,8 @@ class Functional:
     """Sums of products over labelled dims, e.g. "ij,jk->ik". A label repeated within an operand takes its diagonal; "..."
     stands for the unlabelled dims (aligned from the right across operands); without "->" the output is "..." and then
     the labels used once, sorted. The sum accumulates as `sum` does, or in `dtype`."""
-    tensors = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], list | tuple) else list(operands)
+    tensors = [tensor_arg(t, "each operand") for t in (operands[0] if len(operands) == 1 and isinstance(operands[0], list | tuple) else operands)]
+    if not isinstance(formula, str): raise TypeError(f"einsum needs a formula string such as 'ij,jk->ik', got {type(formula).__name__} {formula!r}")
     lhs, arrow, output = formula.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if len(terms) != len(tensors): raise ValueError(f"einsum {formula!r} names {len(terms)} operands, got {len(tensors)}")

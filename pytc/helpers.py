@@ -38,8 +38,3 @@ def cpu_features() -> tuple[str, ...]:
 
 
 def prod(values) -> int: return math.prod(values)
-
-
-def per_dim(value: int | tuple[int, ...], n: int) -> tuple[int, ...]:
-  """An int for every one of n dims, or the per-dim values given."""
-  return (value,) * n if isinstance(value, int) else tuple(value)

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pytc.dtype import dtypes
+from pytc.arguments import scalar_arg, tensor_arg
+from pytc.dtype import dtypes, least_upper_dtype
 
 if TYPE_CHECKING:
   from pytc.tensor import Scalar, Tensor
@@ -42,7 +43,8 @@ class Indexing:
     if not isinstance(index, type(self)):
       values = np.asarray(index)
       if values.dtype.kind not in "iu": raise IndexError(f"index {index!r} holds {values.dtype} values, not integers")
-      return type(self)(values.astype(np.int32), device=self.device)
+      narrow = values.size == 0 or dtypes.int32.min <= values.min() and values.max() <= dtypes.int32.max
+      return type(self)(values.astype(np.int32) if narrow else values, device=self.device)
     if index.dtype.is_float or index.dtype.is_bool: raise IndexError(f"Tensor indices must be integers, got {index.dtype}")
     if index.device != self.device: raise RuntimeError(f"index on {index.device} for a tensor on {self.device}")
     return index
@@ -70,12 +72,16 @@ class Indexing:
     try: batch = broadcast_shape(*(index.shape for _, index in advanced))
     except ValueError as error: raise IndexError(f"indices of shapes {[i.shape for _, i in advanced]} do not broadcast together") from error
     sizes, flat, inside = [x.shape[d] for d in dims], None, None
-    for (_, index), n in zip(advanced, sizes):
-      wrapped = (index < 0).where(index + n, index)
-      fits = (wrapped >= 0) & (wrapped < n)
-      wrapped = wrapped.cast(dtypes.int32)
-      flat, inside = (wrapped, fits) if flat is None else (flat * n + wrapped, inside & fits)
     first, total = dims[0], math.prod(sizes)
+    flat_dtype = dtypes.int32 if total <= dtypes.int32.max else dtypes.int64  # the flat position into the indexed dims
+    for (_, index), n in zip(advanced, sizes):
+      if index.dtype is dtypes.uint64: wrapped = index  # no negatives, and uint64 holds n
+      else:  # a signed type that holds both the index values and n, so index + n cannot wrap
+        index = index.cast(least_upper_dtype(index.dtype, flat_dtype))
+        wrapped = (index < 0).where(index + n, index)
+      fits = (wrapped >= 0) & (wrapped < n)
+      wrapped = wrapped.cast(flat_dtype)
+      flat, inside = (wrapped, fits) if flat is None else (flat * n + wrapped, inside & fits)
     x = x.reshape(x.shape[:first] + (total,) + x.shape[first + len(dims):])
     pre, post = x.shape[:first], x.shape[first + 1:]
     flat = inside.where(flat, -1)._broadcast_to(batch)
@@ -86,7 +92,7 @@ class Indexing:
   def gather(self, dim: int, index: Tensor) -> Tensor:
     """out[i][j] = self[index[i][j]][j] for dim 0 (and so on): index has self's rank and fits inside it off dim; an index
     outside dim selects 0."""
-    dim = self._axis(dim)
+    dim, index = self._axis(dim), tensor_arg(index, "index")
     if index.dtype.is_float or index.dtype.is_bool: raise RuntimeError(f"gather needs an integer index, got {index.dtype}")
     if index.device != self.device: raise RuntimeError(f"gather index on {index.device} for a tensor on {self.device}")
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != dim):
@@ -99,7 +105,7 @@ class Indexing:
   def _scattered(self, dim: int, index: Tensor, src: Tensor) -> tuple[Tensor, Tensor]:
     """src and where it lands, laid out as self.shape + (index.shape[dim],): along dim the target positions, last the source
     positions along dim; hits[..., t, ..., j] says source j lands on target t (never in the padding past index's shape)."""
-    dim = self._axis(dim)
+    dim, index, src = self._axis(dim), tensor_arg(index, "index"), tensor_arg(src, "src")
     if index.dtype.is_float or index.dtype.is_bool: raise RuntimeError(f"scatter needs an integer index, got {index.dtype}")
     if index.device != self.device or src.device != self.device:
       raise RuntimeError(f"scatter of index on {index.device} and src on {src.device} into a tensor on {self.device}")
@@ -116,7 +122,8 @@ class Indexing:
     """A copy with self[index[i][j]][j] = src[i][j] for dim 0 (and so on); where indices repeat, the last source wins.
     reduce="add" or "multiply" (with a scalar src) combines instead."""
     if reduce not in (None, "add", "multiply"): raise TypeError(f"scatter reduce must be None, 'add' or 'multiply', got {reduce!r}")
-    if not isinstance(src, type(self)): src = type(self).full(index.shape, src, dtype=self.dtype, device=self.device)
+    index = tensor_arg(index, "index")
+    if not isinstance(src, type(self)): src = type(self).full(index.shape, scalar_arg(src, "src"), dtype=self.dtype, device=self.device)
     elif reduce is not None: raise TypeError("scatter with reduce takes a scalar src; use scatter_reduce for a Tensor src")
     if reduce is not None: return self.scatter_reduce(dim, index, src, "sum" if reduce == "add" else "prod")
     values, hits = self._scattered(dim, index, src)
@@ -139,7 +146,7 @@ class Indexing:
     count = hits.sum(-1) + (1 if include_self else untouched.where(1, 0))
     return (hits.where(values, 0).sum(-1) + kept(0)) / count
 
-  def masked_fill(self, mask: Tensor, value: Scalar) -> Tensor: return mask.where(value, self)
+  def masked_fill(self, mask: Tensor, value: Scalar) -> Tensor: return tensor_arg(mask, "mask").where(value, self)
 
   def __setitem__(self, indices, value: Tensor | Scalar) -> None:
     """Assign `value` into the region of ints and step-1 slices `indices` selects."""

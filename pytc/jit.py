@@ -20,16 +20,13 @@ import numpy as np
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import GlobalCounters
-from pytc.realize import RECORDERS, SUBMIT_LOCK, realize, slices_for
+from pytc.realize import CAPTURES, SUBMIT_LOCK, realize, slices_for
 from pytc.runtime.ops_cpu import Kernargs
 from pytc.tensor import Tensor
 
 
 class JitError(RuntimeError):
   """A jitted function was called in a way its capture cannot replay."""
-
-
-_capturing: list[TinyJit] = []
 
 
 def _input_tensors(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Tensor]]:
@@ -107,7 +104,7 @@ class TinyJit:
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
   def __call__(self, *args, **kwargs):
-    if _capturing and self.calls >= 1:
+    if CAPTURES.jits and self.calls >= 1:
       raise RuntimeError("having TinyJit inside another TinyJit is not supported: the outer capture would miss its kernels")
     names, tensors = _input_tensors(args, kwargs)
     buffers, info = _prepare_inputs(tensors)
@@ -129,14 +126,14 @@ class TinyJit:
 
   def capture(self, args: tuple, kwargs: dict, names: list[int | str], tensors: list[Tensor], buffers: list[Buffer], info: list[tuple]) -> Any:
     recorded, keys, rng_start = [], [], Tensor._rng_calls
-    RECORDERS.append(recorded)
-    Tensor._rng_recorders.append(keys)
-    _capturing.append(self)
+    CAPTURES.launches.append(recorded)
+    CAPTURES.keys.append(keys)
+    CAPTURES.jits.append(self)
     try: result = self.run(args, kwargs)
     finally:
-      RECORDERS.remove(recorded)
-      Tensor._rng_recorders.remove(keys)
-      _capturing.remove(self)
+      CAPTURES.launches.remove(recorded)
+      CAPTURES.keys.remove(keys)
+      CAPTURES.jits.remove(self)
     if not any(launches for _, launches in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
     _check_returns(result)
     if len({id(device) for device, launches in recorded if launches}) > 1: raise JitError("a jitted function must run on one device")

@@ -108,6 +108,15 @@ def list_passes() -> str:
   return "\n".join(lines)
 
 
+def read_text(path: str) -> str:
+  """The file at `path` (stdin for "-") decoded as UTF-8, whatever the locale: a stray byte raises UnicodeDecodeError
+  rather than passing on as a surrogate that MLIR's parser cannot take."""
+  if path != "-":
+    with open(path, "rb") as f: return f.read().decode("utf-8")
+  stream = getattr(sys.stdin, "buffer", None)  # a text stream that stands in for stdin may have no bytes underneath
+  return stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = build_parser()
   args, rest = parser.parse_known_args(argv)
@@ -124,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1
   filename = "<stdin>" if args.input == "-" else args.input
   try:
-    source = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    source = read_text(args.input)
   except OSError as error:
     print(f"pytc-opt: error: cannot read '{filename}': {error.strerror}", file=sys.stderr)
     return 1

@@ -10,6 +10,7 @@ import numpy as np
 from pytc.creation import argfix, creation_shape
 from pytc.device import Device
 from pytc.dtype import DType, dtypes, to_dtype
+from pytc.realize import CAPTURES
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -36,7 +37,7 @@ class Random:
     every call of the same size shares one compiled schedule; a capturing TinyJit records it to rewrite on replay."""
     cls._rng_calls += 1
     key = cls(np.array([cls._rng_key(cls._rng_calls)], np.uint32), device=device)
-    for keys in cls._rng_recorders: keys.append((key.lazydata.arg, cls._rng_calls))
+    for keys in CAPTURES.keys: keys.append((key.lazydata.arg, cls._rng_calls))
     bits = cls.arange(count, dtype=dtypes.uint32, device=device) * 0x9E3779B1
     bits = bits ^ key.expand(bits.shape)
     for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)): bits = (bits ^ (bits >> shift)) * factor

@@ -21,8 +21,19 @@ DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 _schedules: dict[int, Schedule] = {}
 # Taken around a timeline value and its submit: threads must submit timeline values in increasing order.
 SUBMIT_LOCK = threading.Lock()
-# While a jit captures, each realize appends (device, [(kernel entry, its buffers)]) to every list here.
-RECORDERS: list[list] = []
+
+
+class Captures(threading.local):
+  """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
+  list in `launches` gets (device, [(kernel entry, its buffers, extent)]) from every realize, each in `keys` the (key buffer,
+  call number) of every random call."""
+  def __init__(self) -> None:
+    self.jits: list = []
+    self.launches: list[list] = []
+    self.keys: list[list] = []
+
+
+CAPTURES = Captures()
 
 
 def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
@@ -71,7 +82,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
     if stamps: queue.timestamp(stamps[-1][1])
     queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
     if stamps: queue.timestamp(stamps[-1][2])
-  for recorder in RECORDERS: recorder.append((device, record))
+  for recorder in CAPTURES.launches: recorder.append((device, record))
   with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9

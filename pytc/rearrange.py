@@ -40,6 +40,7 @@ class Rearrange:
     """Rearrange dims by an einops formula "lhs -> rhs": each side names every axis once, parentheses group axes into one
     dim (split on the left, merged on the right), "..." stands for the dims not named, and `sizes` gives the sizes of
     axes that splitting a dim cannot infer."""
+    if not isinstance(formula, str): raise TypeError(f"rearrange needs a formula string such as 'b c h w -> b (c h w)', got {formula!r}")
     if formula.count("->") != 1: raise ValueError(f"rearrange {formula!r} needs exactly one '->'")
     lhs, rhs = (parse_side(side, formula) for side in formula.split("->"))
     names = lambda side: [n for g in side for n in ([g] if isinstance(g, str) else g)]

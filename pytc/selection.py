@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from pytc.arguments import tensor_arg
 from pytc.dtype import dtypes
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ class Selection:
   def masked_select(self, mask: Tensor, size: int | None = None, fill_value: Scalar = 0) -> Tensor:
     """The elements of self where mask (broadcast to self's shape) is True, flattened. With `size`, exactly that many:
     cut short, or padded with fill_value (in self's dtype)."""
-    if not mask.dtype.is_bool: raise RuntimeError(f"masked_select needs a bool mask, got {mask.dtype}")
+    if not tensor_arg(mask, "mask").dtype.is_bool: raise RuntimeError(f"masked_select needs a bool mask, got {mask.dtype}")
     picks, filled, size = mask._broadcast_to(self.shape).flatten()._selected_positions(size)
     return filled.where(picks.where(self.flatten(), 0).sum(-1), fill_value).cast(self.dtype)
 

@@ -7,10 +7,11 @@ import functools
 from collections.abc import Callable
 
 from pytc.dtype import DType
-from pytc.graph import LazyOp
+from pytc.graph import LazyOp, arg_key
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
 _TEMPLATES: dict[tuple, tuple[Step, ...] | None] = {}
+TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
 
 def record(output: LazyOp, inputs: list[LazyOp]) -> tuple[Step, ...] | None:
@@ -40,15 +41,16 @@ def replay(steps: tuple[Step, ...], inputs: list[LazyOp]) -> LazyOp:
 
 def templated(method: Callable) -> Callable:
   """Decorate a deterministic Tensor method whose result depends only on its Tensor arguments' graphs and on
-  its other (hashable) arguments: calls with the same signature share one recorded graph."""
+  its other (hashable) arguments: calls with the same signature share one recorded graph. Arguments key as graph
+  nodes' do (graph.arg_key): 0.0 and -0.0, and 1, 1.0 and True, are different signatures."""
   @functools.wraps(method)
   def call(self, *args, **kwargs):
     tensor_type = type(self)
     tensors = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, tensor_type)]
     try:
       key = (method.__qualname__, tuple((t.shape, t.dtype.name, t.device) for t in tensors),
-             tuple(None if isinstance(a, tensor_type) else a for a in args),
-             tuple(sorted((k, None if isinstance(v, tensor_type) else v) for k, v in kwargs.items())))
+             tuple(TENSOR if isinstance(a, tensor_type) else arg_key(a) for a in args),
+             tuple(sorted((k, TENSOR if isinstance(v, tensor_type) else arg_key(v)) for k, v in kwargs.items())))
       steps = _TEMPLATES.get(key, False)
     except TypeError: return method(self, *args, **kwargs)  # an unhashable argument: no template
     if steps is False:

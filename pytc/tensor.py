@@ -9,20 +9,21 @@ from typing import ClassVar
 import numpy as np
 
 from pytc.activations import Activations, float32_for_halves
-from pytc.creation import Creation, argfix
+from pytc.arguments import calling_op, int_arg, is_int, tensor_arg
+from pytc.creation import Creation, argfix, array_from_python
 from pytc.device import Buffer, Device
-from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype
+from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wrapped
 from pytc.fp8 import float32_to_fp8, fp8_storage_only, fp8_to_float32
 from pytc.functional import Functional
 from pytc.gradient import gradients
 from pytc.graph import LazyOp, is_view
-from pytc.helpers import GlobalCounters, per_dim
+from pytc.helpers import GlobalCounters
 from pytc.indexing import Indexing
 from pytc.inverse_trig import InverseTrig
 from pytc.linalg import Linalg
 from pytc.padding import PaddingModes
 from pytc.rand import Random
-from pytc.realize import RECORDERS, realize
+from pytc.realize import CAPTURES, realize
 from pytc.rearrange import Rearrange
 from pytc.resample import Resample
 from pytc.selection import Selection
@@ -49,7 +50,6 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   no_grad: ClassVar[bool] = False
   training: ClassVar[bool] = False
   _live: ClassVar[set[weakref.ref]] = set()  # every Tensor alive: backward() fills `.grad` of those in its graph
-  _rng_recorders: ClassVar[list[list]] = []  # while a TinyJit captures: (key buffer, call number) of every rand call
 
   def __init__(self, data: LazyOp | Scalar | bytes | list | tuple | np.ndarray | None, device: str | None = None,
                dtype: DType | str | None = None, requires_grad: bool | None = None):
@@ -77,11 +77,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       return LazyOp("buffer", dtype, buffer.shape, device, arg=buffer)
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
-    array = np.asarray(data)
-    if array.dtype.kind not in "biuf": raise TypeError(f"cannot make a Tensor from elements of NumPy dtype {array.dtype}")
-    if dtype is None and isinstance(data, np.ndarray): dtype = dtypes.from_numpy(array.dtype)
-    elif dtype is None:  # Python lists: tinygrad's defaults
-      dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" else dtypes.default_float
+    if isinstance(data, np.ndarray):
+      if data.dtype.kind not in "biuf": raise TypeError(f"cannot make a Tensor from elements of NumPy dtype {data.dtype}")
+      array, dtype = data, dtype or dtypes.from_numpy(data.dtype)
+    else: array, dtype = array_from_python(data, dtype)
     if dtype in dtypes.fp8s: return Tensor(array.astype(np.float32), device).cast(dtype).lazydata
     return LazyOp("buffer", dtype, tuple(array.shape), device, arg=Buffer(device, dtype, tuple(array.shape)).copyin(array))
 
@@ -139,11 +138,13 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def detach(self) -> Tensor: return Tensor(LazyOp("detach", self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def numpy(self) -> np.ndarray:
-    if RECORDERS:
+    if CAPTURES.launches:
       from pytc.jit import JitError
       raise JitError(f"reading a {self.shape} tensor's data while TinyJit captures would bake this call's values into every replay")
     if self.dtype in dtypes.fp8s: return self.float().numpy()
-    if self.lazydata.op == "const" and self.dtype.fmt is not None: return np.full(self.shape, self.lazydata.arg, dtype=np.dtype(self.dtype.numpy))
+    if self.lazydata.op == "const" and self.dtype.fmt is not None:
+      value = wrapped(self.lazydata.arg, self.dtype) if self.dtype.is_int else self.lazydata.arg
+      return np.full(self.shape, value, dtype=np.dtype(self.dtype.numpy))
     source = self.contiguous() if is_view(self.lazydata) and not self.lazydata.is_realized else self
     return source.realize().lazydata.arg.numpy()
 
@@ -424,6 +425,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def _axis(self, axis: int, extra: bool = False) -> int:
     """`axis` as an index from 0 (with one more dim when `extra`, where unsqueeze inserts); a 0-d tensor takes 0 and -1."""
     dims = max(self.ndim + extra, 1)
+    if not is_int(axis): raise TypeError(f"{calling_op()}: an axis must be an int, got {type(axis).__name__} {axis!r}")
     if not -dims <= axis < dims: raise IndexError(f"axis {axis} is out of range for shape {self.shape} (valid: {-dims} to {dims - 1})")
     return axis % dims
 
@@ -433,6 +435,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def reshape(self, shape, *args) -> Tensor:
     """None keeps that dim's size; one -1 takes what the others leave."""
     new_shape = tuple(self.shape[i] if d is None else d for i, d in enumerate(argfix(shape, *args)))
+    if not all(is_int(d) for d in new_shape): raise TypeError(f"{calling_op()}: a shape holds ints, got {argfix(shape, *args)}")
     if new_shape.count(-1) > 1: raise RuntimeError(f"reshape of {self.shape} to {new_shape}: only one dim can be -1")
     if -1 in new_shape:
       known = math.prod(d for d in new_shape if d != -1)
@@ -458,12 +461,16 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def pad(self, padding, mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with `value` ("constant" mode) or "reflect", "replicate", "circular": one (before, after) or None per axis, or
     torch's flat (last_before, last_after, ...); a negative amount cuts."""
+    if not isinstance(padding, Sequence) or isinstance(padding, str):
+      raise TypeError(f"pad needs a sequence of (before, after) pairs or of ints, got {type(padding).__name__} {padding!r}")
     padding = tuple(padding)
     if padding and all(isinstance(p, int) for p in padding):
       if len(padding) % 2 or len(padding) > 2 * self.ndim: raise ValueError(f"flat padding {padding} does not fit shape {self.shape}")
       pairs = [(0, 0)] * (self.ndim - len(padding) // 2) + [tuple(padding[i:i + 2]) for i in range(len(padding) - 2, -1, -2)]
     else:
       if len(padding) != self.ndim: raise ValueError(f"padding {padding} needs one entry per axis of shape {self.shape}")
+      if not all(p is None or (isinstance(p, Sequence) and len(p) == 2 and all(is_int(v) for v in p)) for p in padding):
+        raise TypeError(f"pad needs None or a (before, after) pair of ints for each axis, got {padding}")
       pairs = [(0, 0) if p is None else tuple(p) for p in padding]
     if mode != "constant": return self._pad_mode(pairs, mode)
     x = self.shrink(tuple((-min(b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, self.shape)))
@@ -524,7 +531,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def roll(self, shifts: int | tuple[int, ...], dims: int | tuple[int, ...] | None = None) -> Tensor:
     """Shift elements along dims, wrapping around; without dims, along the flattened tensor."""
     if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
-    shifts, dims = per_dim(shifts, 1), tuple(self._axis(d) for d in per_dim(dims, 1))
+    shifts, dims = ((v,) if is_int(v) else tuple(v) if isinstance(v, Sequence) else (v,) for v in (shifts, dims))
+    if not all(is_int(v) for v in shifts): raise TypeError(f"roll shifts must be an int or a sequence of ints, got {shifts}")
+    dims = tuple(self._axis(d) for d in dims)
     if len(shifts) != len(dims): raise RuntimeError(f"roll needs one shift per dim, got shifts {shifts} and dims {dims}")
     x = self
     for shift, dim in zip(shifts, dims):
@@ -535,7 +544,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return x
   def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal over dims dim1 and dim2 as a last dim: above the main one by `offset`, below it when negative."""
-    dim1, dim2 = self._axis(dim1), self._axis(dim2)
+    offset, dim1, dim2 = int_arg(offset, "offset"), self._axis(dim1), self._axis(dim2)
     if dim1 == dim2: raise RuntimeError(f"diagonal needs two different dims, got {dim1} and {dim2} of shape {self.shape}")
     x = self.permute(*[i for i in range(self.ndim) if i not in (dim1, dim2)], dim1, dim2)
     row, col = min(max(-offset, 0), x.shape[-2]), min(max(offset, 0), x.shape[-1])
@@ -547,23 +556,26 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     n = self.shape[0]
     return self.unsqueeze(1).pad(((0, 0), (0, n))).flatten()[:n * n].reshape(n, n)
   def repeat_interleave(self, repeats: int, dim: int | None = None) -> Tensor:
-    x = self.flatten() if dim is None else self
+    x, repeats = self.flatten() if dim is None else self, int_arg(repeats, "repeats", 0)
     dim = 0 if dim is None else x._axis(dim)
     return x.unsqueeze(dim + 1).expand(x.shape[:dim + 1] + (repeats,) + x.shape[dim + 1:]).flatten(dim, dim + 1)
   def pad_to(self, shape, *args, value: Scalar = 0) -> Tensor:
+    if not all(n is None or is_int(n) for n in argfix(shape, *args)): raise TypeError(f"pad_to needs a shape of ints or None, got {shape!r}")
     return self.pad(tuple((0, n - s) if n is not None else None for s, n in zip(self.shape, argfix(shape, *args))), value=value)
   def shrink_to(self, shape, *args) -> Tensor:
+    if not all(n is None or is_int(n) for n in argfix(shape, *args)): raise TypeError(f"shrink_to needs a shape of ints or None, got {shape!r}")
     return self.shrink(tuple((0, n) if n is not None else None for n in argfix(shape, *args)))
   def meshgrid(self, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids from 0-d or 1-D tensors: grid k varies along dim k ("ij"), or with the first two dims swapped ("xy")."""
     if indexing not in ("ij", "xy"): raise RuntimeError(f"meshgrid indexing must be 'ij' or 'xy', got {indexing!r}")
-    tensors = (self, *others)
+    tensors = (self, *(tensor_arg(t, "each tensor") for t in others))
     if len(tensors) == 1: return tensors
     dims = (1, 0, *range(2, len(tensors))) if indexing == "xy" else tuple(range(len(tensors)))
     shape = tuple(tensors[dims.index(d)].numel() for d in range(len(tensors)))
     return tuple(t.reshape(tuple(-1 if d == at else 1 for d in range(len(tensors)))).expand(shape) for t, at in zip(tensors, dims))
   def unflatten(self, dim: int, sizes: tuple[int, ...]) -> Tensor:
     dim = self._axis(dim)
+    if not isinstance(sizes, Sequence) or isinstance(sizes, str): raise TypeError(f"unflatten sizes must be a sequence of ints, got {sizes!r}")
     return self.reshape(self.shape[:dim] + tuple(sizes) + self.shape[dim + 1:])
 
   def repeat(self, repeats, *args) -> Tensor:
@@ -574,7 +586,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return spread.reshape(tuple(r * n for r, n in zip(repeats, base.shape)))
 
   def cat(self, *others: Tensor, dim: int = 0) -> Tensor:
-    tensors, dim = (self, *others), self._axis(dim)
+    tensors, dim = (self, *(tensor_arg(t, "each tensor") for t in others)), self._axis(dim)
     for t in others:
       if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(self.shape, t.shape)) if i != dim):
         raise ValueError(f"cat along dim {dim}: shape {t.shape} does not match {self.shape}")
@@ -599,13 +611,15 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def split(self, sizes: int | list[int], dim: int = 0) -> tuple[Tensor, ...]:
     dim = self._axis(dim)
     n = self.shape[dim]
-    sizes = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
+    if is_int(sizes): sizes = [min(sizes, n - i) for i in range(0, n, int_arg(sizes, "sizes", 1))]
+    elif isinstance(sizes, Sequence) and all(is_int(v) and v >= 0 for v in sizes): sizes = list(sizes)
+    else: raise TypeError(f"split sizes must be a positive int or a sequence of non-negative ints, got {sizes!r}")
     if sum(sizes) != n: raise ValueError(f"split sizes {sizes} do not add up to {n}")
     bounds = [sum(sizes[:i]) for i in range(len(sizes) + 1)]
     return tuple(self.shrink(tuple((bounds[i], bounds[i + 1]) if a == dim else None for a in range(self.ndim))) for i in range(len(sizes)))
 
   def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
-    if chunks <= 0: raise ValueError(f"chunk needs chunks > 0, got {chunks}")
+    int_arg(chunks, "chunks", 1)
     return list(self.split(math.ceil(self.shape[self._axis(dim)] / chunks), dim))
 
   def contiguous(self) -> Tensor: return Tensor(LazyOp("contiguous", self.dtype, self.shape, self.device, (self.lazydata,)))
@@ -710,6 +724,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor:
     """Sum of products over self's last dim and w's second-to-last (its only one when 1-D), accumulated as `sum` does
     (or in `dtype`); the result has the operands' common dtype, or `dtype`."""
+    w = tensor_arg(w, "the other operand")
     if self.ndim == 0 or w.ndim == 0: raise RuntimeError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
     axis = -min(w.ndim, 2)
     if self.shape[-1] != w.shape[axis]: raise RuntimeError(f"cannot matmul {self.shape} by {w.shape}: {self.shape[-1]} != {w.shape[axis]}")
@@ -719,11 +734,13 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return (x * w).sum(-1, dtype=dtype).cast(least_upper_dtype(x.dtype, w.dtype) if dtype is None else to_dtype(dtype))
 
   def matmul(self, x: Tensor, reverse: bool = False, dtype: DType | str | None = None) -> Tensor:
+    x = tensor_arg(x, "the other operand")
     return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)
   def __matmul__(self, w: Tensor) -> Tensor: return self.matmul(w)
   def __rmatmul__(self, w: Tensor) -> Tensor: return self.matmul(w, True)
   def linear(self, weight: Tensor, bias: Tensor | None = None, dtype: DType | str | None = None) -> Tensor:
     """self @ weight + bias (self * weight for a 1-D weight); `dtype` as dot's."""
+    weight, bias = tensor_arg(weight, "weight"), bias if bias is None else tensor_arg(bias, "bias")
     x = self * weight if weight.ndim == 1 else self.dot(weight, dtype=dtype)
     return x if bias is None else x + bias
 
@@ -735,7 +752,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
                                       reduction: str = "mean") -> Tensor:
     """Cross-entropy of logits `self` (..., classes) against integer labels `Y` (...)."""
-    if Y.shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} do not match logits of shape {self.shape}")
+    if tensor_arg(Y, "Y").shape != self.shape[:-1]: raise ValueError(f"labels of shape {Y.shape} do not match logits of shape {self.shape}")
     log_probs, keep = self.log_softmax(), Y != ignore_index
     target = Y.one_hot(self.shape[-1]).cast(log_probs.dtype) * keep.unsqueeze(-1).cast(log_probs.dtype)
     smoothed = (1 - label_smoothing) * (log_probs * target).sum(-1) + label_smoothing * log_probs.mean(-1) * keep.cast(log_probs.dtype)
@@ -747,6 +764,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   @staticmethod
   def from_bytes(stored: np.ndarray, dtype: DType, device: str | None = None) -> Tensor:
     """A tensor over the raw element storage `stored` (for bfloat16, the uint16 bit patterns)."""
+    if not isinstance(stored, np.ndarray): raise TypeError(f"from_bytes needs a NumPy array, got {type(stored).__name__}")
     device = Device.canonicalize(device)
     buffer = Buffer(device, dtype, stored.shape)
     buffer.raw.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))

@@ -145,8 +145,10 @@ class CPUDevice:
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
 
   def alloc(self, nbytes: int) -> CPUBuffer:
-    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
-    return cached.pop() if (cached := self._free_buffers.get(nbytes)) else CPUBuffer(nbytes)
+    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped); list.pop is atomic, so
+    threads allocating at once never take the same one."""
+    try: return self._free_buffers[nbytes].pop()
+    except (KeyError, IndexError): return CPUBuffer(nbytes)
 
   def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer: return CPUBuffer.wrap(address, nbytes, owner)
 

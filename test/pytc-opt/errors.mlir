@@ -7,6 +7,7 @@
 // RUN: not pytc-opt %s.missing 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not pytc-opt %s -o %t.missing/out.mlir 2>&1 | FileCheck %s --check-prefix=NOWRITE
 // RUN: printf "\xff\xfe" > %t.bin && not pytc-opt %t.bin 2>&1 | FileCheck %s --check-prefix=BINARY
+// RUN: printf "func.func @f() {\n  return\n}\n\xff" | not pytc-opt - 2>&1 | FileCheck %s --check-prefix=BINARY-STDIN
 
 // UNKNOWN-NOT: Traceback
 // UNKNOWN: pytc-opt: error: unknown pass or malformed pipeline element 'no-such-pass' (see pytc-opt --list-passes)
@@ -42,3 +43,6 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // BINARY-NOT: Traceback
 // BINARY: pytc-opt: error: '{{.*}}.bin' is not UTF-8 text (byte 0)
+
+// BINARY-STDIN-NOT: Traceback
+// BINARY-STDIN: pytc-opt: error: '<stdin>' is not UTF-8 text (byte 28)

@@ -31,6 +31,14 @@ def test_runner_reports_each_outcome(tmp_path, capsys):
   assert "4 tests: 1 passed, 1 skipped, 1 wrong value, 1 error" in capsys.readouterr().out
 
 
+def test_runner_reports_files_that_do_not_collect(tmp_path, capsys):
+  (tmp_path / "test").mkdir()
+  (tmp_path / "test" / "test_internals.py").write_text("from tinygrad import NoSuchInternal\n")
+  assert main(["--tinygrad-src", str(tmp_path), "test/test_internals.py"]) == 1
+  out = capsys.readouterr().out
+  assert "test_internals.py::<collection>: collection failed" in out and "NoSuchInternal" in out
+
+
 def test_runner_rejects_missing_file(tmp_path):
   try: main(["--tinygrad-src", str(tmp_path), "test/nope.py"])
   except SystemExit as e: assert "no test file" in str(e)

@@ -1,6 +1,7 @@
 """Edge cases of the realize path, each against NumPy: several outputs realized together, realizes from several
 threads, constants the schedule cache must tell apart, invalid graphs, bool and uint8 buffers, impossible sizes,
-long lazy chains and empty tensors."""
+long lazy chains and empty tensors; kernels thousands of ops deep, integer indexing and gather in every dtype, graph
+template signatures, TinyJit captures and device opening on several threads, and failed allocations."""
 import threading
 
 import numpy as np
@@ -230,3 +231,118 @@ def test_same_under_compares_deep_computations():
     assert same_under(x, y, {a: b})
     assert not same_under(x, z, {a: b})
     assert not same_under(x, y, {})
+
+
+INDEX_DTYPES = {dtypes.bool: np.bool_, dtypes.int8: np.int8, dtypes.int16: np.int16, dtypes.int32: np.int32, dtypes.int64: np.int64,
+                dtypes.uint8: np.uint8, dtypes.uint16: np.uint16, dtypes.uint32: np.uint32, dtypes.uint64: np.uint64,
+                dtypes.float16: np.float16, dtypes.bfloat16: np.float32, dtypes.float32: np.float32, dtypes.float64: np.float64}
+
+
+def extreme_values(dtype, shape: tuple[int, ...]) -> np.ndarray:
+  """Random values of `dtype` with its extremes first (bfloat16 ones as float32 with the low 16 bits clear)."""
+  kind, count = INDEX_DTYPES[dtype], int(np.prod(shape))
+  if dtype is dtypes.bool: return (rng.random(count) > 0.5).reshape(shape)
+  if np.issubdtype(kind, np.integer):
+    limits = np.iinfo(kind)
+    values = rng.integers(limits.min, limits.max, count, dtype=kind, endpoint=True)
+    values[:2] = limits.min, limits.max
+    return values.reshape(shape)
+  values = (rng.standard_normal(count) * 100).astype(kind)
+  values[:4] = -0.0, np.inf, -np.inf, np.nan
+  if dtype is dtypes.bfloat16: values = (values.view(np.uint32) & 0xFFFF0000).view(np.float32)
+  return values.reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", list(INDEX_DTYPES), ids=lambda d: d.name)
+def test_integer_indexing_and_gather_every_dtype(dtype):
+  cases = []  # (result, expected): narrow rows lower to scalar loops (a gather's columns accumulate side by side), wide ones to vectors
+  for shape, index_dtypes in [((3, 2), (dtypes.int32, dtypes.uint8)), ((5, 40), (dtypes.int64,))]:
+    a = extreme_values(dtype, shape)
+    t = Tensor(a, dtype=dtype)
+    for index_dtype in index_dtypes:
+      rows = rng.integers(0, shape[0], 7).astype(INDEX_DTYPES[index_dtype])
+      columns = rng.integers(0, shape[1], 5)
+      down, across = rng.integers(0, shape[0], (4, shape[1])), rng.integers(0, shape[1], (shape[0], 3))
+      cases += [(t[Tensor(rows, dtype=index_dtype)], a[rows]), (t[Tensor(rows.reshape(7, 1), dtype=index_dtype)], a[rows.reshape(7, 1)]),
+                (t[:, Tensor(columns)], a[:, columns]), (t[Tensor(rows[:5]), Tensor(columns)], a[rows[:5], columns]),
+                (t.gather(0, Tensor(down.astype(INDEX_DTYPES[index_dtype]), dtype=index_dtype)), np.take_along_axis(a, down, 0)),
+                (t.gather(1, Tensor(across.astype(INDEX_DTYPES[index_dtype]), dtype=index_dtype)), np.take_along_axis(a, across, 1))]
+    cases.append((t[Tensor([1, 0, -1])], a[[1, 0, -1]]))
+  Tensor.realize(*(got for got, _ in cases))
+  for got, want in cases:
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_template_signatures_tell_constants_apart():
+  from pytc.template import _TEMPLATES, templated
+
+  @templated
+  def plus(x: Tensor, c) -> Tensor: return x + c
+
+  @templated
+  def weighted(x: Tensor, a: Tensor | None = None, b: Tensor | None = None) -> Tensor:
+    return x + (0 if a is None else a * 2) + (0 if b is None else b * 3)
+  ints = Tensor([1, 2])
+  for c, want in [(1, np.array([2, 3], np.int32)), (1.0, np.array([2.0, 3.0], np.float32)), (True, np.array([2, 3], np.int32))] * 2:
+    got = plus(ints, c).numpy()
+    assert got.dtype == want.dtype, (c, got.dtype)
+    np.testing.assert_equal(got, want)
+  np.testing.assert_equal((1 / plus(Tensor([-0.0]), -0.0)).numpy(), [-np.inf])
+  np.testing.assert_equal((1 / plus(Tensor([-0.0]), 0.0)).numpy(), [np.inf])
+  before = len(_TEMPLATES)
+  for _ in range(3): np.testing.assert_equal(plus(Tensor([1.0]), float("nan")).numpy(), [np.nan])  # equal bits: one signature
+  assert len(_TEMPLATES) == before + 1
+  x, t = Tensor([1.0, 2.0]), Tensor([10.0, 20.0])
+  np.testing.assert_equal(weighted(x, t).numpy(), [21.0, 42.0])
+  np.testing.assert_equal(weighted(x, None, t).numpy(), [31.0, 62.0])
+
+
+def test_threads_each_capture_and_replay_their_own_tinyjit():
+  from pytc import TinyJit
+  weights, capturing = [rand(24, 8 + i) for i in range(4)], threading.Barrier(4, timeout=60)
+  def make(i: int) -> TinyJit:
+    w, runs = Tensor(weights[i]), []
+    def step(x: Tensor) -> Tensor:
+      hidden = ((x @ w).relu() + i).realize()
+      runs.append(x)
+      if len(runs) == 2: capturing.wait()  # every thread is inside its capture, between its two realizes
+      return (hidden * hidden).sum(1) - hidden.max(1)
+    return TinyJit(step)
+  jits = [make(i) for i in range(4)]
+  def work(i: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    runs = []
+    for call in range(20):
+      x = rand(5, 24) + call
+      runs.append((x, jits[i](Tensor(x)).numpy()))
+    return runs
+  for i, runs in enumerate(run_threads(work)):
+    for x, got in runs:
+      hidden = np.maximum(x @ weights[i], 0) + i
+      np.testing.assert_allclose(got, (hidden * hidden).sum(1) - hidden.max(1), rtol=1e-4, atol=1e-3)
+  assert all(len(jit.launches) == 2 for jit in jits)  # each capture holds its own two kernels, none of another thread's
+
+
+def test_threads_opening_a_device_get_one(monkeypatch):
+  import time
+
+  import pytc.device
+  opened = []
+  def slow_open(name: str) -> object:  # a slow start widens the window in which a second thread could open it again
+    time.sleep(0.05)
+    opened.append(device := object())
+    return device
+  monkeypatch.setattr(pytc.device, "open_device", slow_open)
+  devices = pytc.device._Device()
+  found = run_threads(lambda i: devices["CPU"])
+  assert len(opened) == 1 and all(device is opened[0] for device in found)
+
+
+def test_failed_allocation_is_a_typed_error_and_prints_nothing(tmp_path):
+  import subprocess
+  import sys
+  code = ("import gc\nfrom pytc import Tensor\ntry: Tensor.empty(2 ** 40).realize()\nexcept MemoryError as error: print(error)\n"
+          "gc.collect()\nprint((Tensor([1.0, 2.0]) + 1).numpy())\n")
+  done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+  assert done.returncode == 0 and done.stderr == "", done.stderr
+  assert "4398046511104 bytes" in done.stdout and "(1099511627776,)" in done.stdout and "[2. 3.]" in done.stdout, done.stdout
