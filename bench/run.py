@@ -15,9 +15,11 @@ an interleaved benchmark; OPENBLAS_THREAD_TIMEOUT=4 (set unless given) makes the
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -125,16 +127,26 @@ def machine_limits() -> tuple[float, float]:
   return 2 * src.nbytes / copy, 2 * 1024**3 / sgemm
 
 
+@functools.cache
+def tinygrad_runs() -> bool:
+  """tinygrad is a peer when it is installed and can compile for the CPU here (it needs clang)."""
+  try:
+    import tinygrad
+    (tinygrad.Tensor([1.0]) + 1).realize()
+  except Exception as e:
+    if not isinstance(e, ImportError): print(f"tinygrad left out: it cannot run here ({type(e).__name__}: {e})", file=sys.stderr)
+    return False
+  return True
+
+
 def implementations(w: Workload, arrays: list[np.ndarray]) -> dict[str, Callable]:
   from pytc import Tensor
   ours = [Tensor(a) for a in arrays]
   impls = {"numpy": lambda: w.numpy(*arrays), "pytc": lambda: w.tensor(*ours).realize()}
-  try:
+  if tinygrad_runs():
     import tinygrad
     theirs = [tinygrad.Tensor(a).realize() for a in arrays]
     impls["tinygrad"] = lambda: w.tensor(*theirs).realize()
-  except ImportError:
-    pass
   try:
     import torch
     if w.torch is not None:
