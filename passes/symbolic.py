@@ -3,63 +3,139 @@ and modulo atoms, simplified with the value bounds of the ranges. Emitted as ari
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from mlir import ir
 from mlir.dialects import arith
 
 
-@dataclass(frozen=True)
-class Range:
+class Node:
+  """An immutable expression node. Nodes are shared by many forms and used as dict keys, so the hash, the order key
+  and the bounds are computed once per node (each is a walk of the whole subtree)."""
+  def __hash__(self) -> int: return self._hash
+  def __eq__(self, other: object) -> bool: return self is other or (type(other) is type(self) and self._hash == other._hash and self.key == other.key)
+
+  @cached_property
+  def _hash(self) -> int: return hash(self.key)  # the subclasses with children hash their children's hashes
+
+  @cached_property
+  def key(self) -> tuple:
+    """A total order of nodes (the order of a form's terms, so equal forms are built alike)."""
+    raise NotImplementedError
+
+  @cached_property
+  def range(self) -> tuple[int, int]:
+    raise NotImplementedError
+
+  def bounds(self) -> tuple[int, int]: return self.range
+
+
+@dataclass(frozen=True, eq=False)
+class Range(Node):
   """A loop index in [0, size)."""
   id: int
   size: int
   value: ir.Value | None = None  # the uop.range op's result, when emitted
 
-  def __hash__(self) -> int: return hash(("range", self.id))
-  def __eq__(self, other: object) -> bool: return isinstance(other, Range) and other.id == self.id
-  def bounds(self) -> tuple[int, int]: return (0, self.size - 1)
+  @cached_property
+  def key(self) -> tuple: return (2, self.id)
+
+  @cached_property
+  def range(self) -> tuple[int, int]: return (0, self.size - 1)
 
 
-@dataclass(frozen=True)
-class Div:
+@dataclass(frozen=True, eq=False)
+class Div(Node):
   """floor(x / d), d > 0."""
   x: Lin
   d: int
-  def bounds(self) -> tuple[int, int]: return (self.x.bounds()[0] // self.d, self.x.bounds()[1] // self.d)
+
+  @cached_property
+  def key(self) -> tuple: return (0, self.x.key, self.d)
+
+  @cached_property
+  def _hash(self) -> int: return hash((0, self.x._hash, self.d))
+
+  @cached_property
+  def range(self) -> tuple[int, int]:
+    low, high = self.x.bounds()
+    return (low // self.d, high // self.d)
 
 
-@dataclass(frozen=True)
-class Mod:
+@dataclass(frozen=True, eq=False)
+class Mod(Node):
   """x mod d (the result has the sign of d, as in Python), d > 0."""
   x: Lin
   d: int
-  def bounds(self) -> tuple[int, int]: return (0, self.d - 1)
+
+  @cached_property
+  def key(self) -> tuple: return (1, self.x.key, self.d)
+
+  @cached_property
+  def _hash(self) -> int: return hash((1, self.x._hash, self.d))
+
+  @cached_property
+  def range(self) -> tuple[int, int]: return (0, self.d - 1)
 
 
 Atom = Range | Div | Mod
 
 
-@dataclass(frozen=True)
-class Lin:
-  """const + sum(coefficient * atom)."""
+@dataclass(frozen=True, eq=False)
+class Lin(Node):
+  """const + sum(coefficient * atom), terms in key order."""
   terms: tuple[tuple[Atom, int], ...] = ()
   const: int = 0
 
   @staticmethod
   def of(value: int | Atom) -> Lin: return Lin((), value) if isinstance(value, int) else Lin(((value, 1),), 0)
 
-  def bounds(self) -> tuple[int, int]:
+  @staticmethod
+  def build(coefficients: dict[Atom, int], const: int) -> Lin:
+    """The normal form of const + sum(coefficient * atom): every c*m*(x // D) + c*((x // (D/m)) % m) is recombined into
+    c*(x // (D/m)) (with D = m, into c*x), so splitting an index by a reshape and merging it back gives the index."""
+    while (pair := Lin.recombinable(coefficients)) is not None:
+      (div, mod), c = pair
+      coefficients[div] -= c * mod.d
+      del coefficients[mod]
+      for atom, coefficient in mod.x.terms: coefficients[atom] = coefficients.get(atom, 0) + c * coefficient
+      const += c * mod.x.const
+      coefficients = {a: k for a, k in coefficients.items() if k}
+    return Lin(tuple(sorted(((a, c) for a, c in coefficients.items() if c), key=lambda t: t[0].key)), const)
+
+  @staticmethod
+  def recombinable(coefficients: dict[Atom, int]) -> tuple[tuple[Div, Mod], int] | None:
+    mods = [(a, c) for a, c in coefficients.items() if isinstance(a, Mod) and c]
+    if not mods: return None
+    for div, k in coefficients.items():
+      if not isinstance(div, Div): continue
+      for mod, c in mods:
+        if k == c * mod.d and div.d % mod.d == 0 and div.x.floordiv(div.d // mod.d) == mod.x: return (div, mod), c
+    return None
+
+  @cached_property
+  def key(self) -> tuple: return (3, tuple((a.key, c) for a, c in self.terms), self.const)
+
+  @cached_property
+  def _hash(self) -> int: return hash((3, tuple((a._hash, c) for a, c in self.terms), self.const))
+
+  @cached_property
+  def range(self) -> tuple[int, int]:
     low = high = self.const
     for atom, coefficient in self.terms:
       a, b = atom.bounds()
       low, high = low + min(a * coefficient, b * coefficient), high + max(a * coefficient, b * coefficient)
     return low, high
 
+  @cached_property
+  def quotients(self) -> dict[int, Lin]: return {}  # floordiv's results, by divisor
+
   def __add__(self, other: Lin | int) -> Lin:
     other = other if isinstance(other, Lin) else Lin.of(other)
+    if not other.terms: return Lin(self.terms, self.const + other.const) if other.const else self
     merged: dict[Atom, int] = dict(self.terms)
     for atom, coefficient in other.terms: merged[atom] = merged.get(atom, 0) + coefficient
-    return Lin(tuple(sorted(((a, c) for a, c in merged.items() if c), key=lambda t: repr(t[0]))), self.const + other.const)
+    return Lin.build(merged, self.const + other.const)
 
   def __mul__(self, factor: int) -> Lin:
     return Lin(tuple((a, c * factor) for a, c in self.terms), self.const * factor) if factor else Lin()
@@ -68,6 +144,10 @@ class Lin:
 
   def floordiv(self, d: int) -> Lin:
     if d == 1: return self
+    if d not in self.quotients: self.quotients[d] = self.divided(d)
+    return self.quotients[d]
+
+  def divided(self, d: int) -> Lin:
     low, high = self.bounds()
     if low // d == high // d: return Lin.of(low // d)
     # c = (c // d) d + c % d for every coefficient: the multiples of d leave the division exactly
@@ -76,13 +156,23 @@ class Lin:
     rest_low, rest_high = rest.bounds()
     if rest_low // d == rest_high // d: return whole + rest_low // d
     if len(rest.terms) == 1 and rest.const == 0 and rest.terms[0][1] == 1 and isinstance(rest.terms[0][0], Div):
-      inner = rest.terms[0][0]
+      inner = rest.terms[0][0]  # (x // a) // d = x // (a d)
       return whole + Lin.of(Div(inner.x, inner.d * d))
     return whole + Lin.of(Div(rest, d))
 
   def mod(self, d: int) -> Lin:
     if d == 1: return Lin()
-    rest = Lin(tuple((a, c % d) for a, c in self.terms if c % d), self.const % d)  # (c x) mod d = ((c mod d) x) mod d
+    form = self
+    while any(isinstance(a, Mod) and a.d % d == 0 for a, _ in form.terms):  # (x mod (k d)) mod d = x mod d
+      coefficients: dict[Atom, int] = {}
+      const = form.const
+      for atom, coefficient in form.terms:
+        if isinstance(atom, Mod) and atom.d % d == 0:
+          for inner, c in atom.x.terms: coefficients[inner] = coefficients.get(inner, 0) + coefficient * c
+          const += coefficient * atom.x.const
+        else: coefficients[atom] = coefficients.get(atom, 0) + coefficient
+      form = Lin.build(coefficients, const)
+    rest = Lin.build({a: c % d for a, c in form.terms if c % d}, form.const % d)  # (c x) mod d = ((c mod d) x) mod d
     low, high = rest.bounds()
     if 0 <= low and high < d: return rest
     if low // d == high // d: return rest - (low // d) * d

@@ -162,8 +162,8 @@ class TinyJit:
       if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
         buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
     for kernargs, position, index in self.patches: kernargs.set(position, buffers[index].address)
-    for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(Tensor._rng_calls + offset)], np.uint32))
-    Tensor._rng_calls += self.rng_calls
+    before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
+    for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
     with SUBMIT_LOCK:
       done = self.device.queue().signal(self.device.timeline, self.device.next_timeline_value())
       self.device.compute.submit(self.command_buffer + done.bytes())

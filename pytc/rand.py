@@ -3,6 +3,7 @@ built on them (Tensor's class methods), plus randperm and multinomial."""
 from __future__ import annotations
 
 import math
+import threading
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -21,10 +22,19 @@ class Random:
   lives on the class the methods are called on (Tensor), where TinyJit reads and advances it."""
   _seed: ClassVar[int] = 0
   _rng_calls: ClassVar[int] = 0
+  _rng_lock: ClassVar[threading.Lock] = threading.Lock()
 
   @classmethod
   def manual_seed(cls, seed: int = 0) -> None:
-    cls._seed, cls._rng_calls = seed, 0
+    with Random._rng_lock: cls._seed, cls._rng_calls = seed, 0
+
+  @classmethod
+  def _take_rng_calls(cls, count: int = 1) -> int:
+    """Advances the call counter by `count` at once, so threads drawing at the same time never share a call, and
+    returns the first call taken."""
+    with Random._rng_lock:
+      cls._rng_calls += count
+      return cls._rng_calls - count + 1
 
   @classmethod
   def _rng_key(cls, call: int) -> int:
@@ -35,9 +45,9 @@ class Random:
   def _random_bits(cls, count: int, device: str) -> Tensor:
     """`count` uniform uint32s: murmur3's finalizer of each index mixed with a per-call key. The key is a buffer, so
     every call of the same size shares one compiled schedule; a capturing TinyJit records it to rewrite on replay."""
-    cls._rng_calls += 1
-    key = cls(np.array([cls._rng_key(cls._rng_calls)], np.uint32), device=device)
-    for keys in CAPTURES.keys: keys.append((key.lazydata.arg, cls._rng_calls))
+    call = cls._take_rng_calls()
+    key = cls(np.array([cls._rng_key(call)], np.uint32), device=device)
+    for keys in CAPTURES.keys: keys.append((key.lazydata.arg, call))
     bits = cls.arange(count, dtype=dtypes.uint32, device=device) * 0x9E3779B1
     bits = bits ^ key.expand(bits.shape)
     for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)): bits = (bits ^ (bits >> shift)) * factor

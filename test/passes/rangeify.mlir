@@ -96,6 +96,58 @@ func.func @reshape_roundtrip(%a: tensor<4x4xf32>) {
 
 // -----
 
+// 4x6 -> 6x4 -> 4x6: the split index (4i + j) / 6, (4i + j) mod 6 merges back to 6 * ((4i + j) / 6) + (4i + j) mod 6,
+// which recombines to 4i + j, and splitting that by 4 gives the ranges again.
+// CHECK-LABEL: func.func @reshape_unaligned_roundtrip
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4x6xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 6 id
+// CHECK-NOT: arith.
+// CHECK: %[[X:.*]] = uop.index %[[A]][%[[I]], %[[J]]] : tensor<4x6xf32>
+// CHECK-NOT: arith.
+// CHECK: uop.bufferize %{{.*}} over(%[[I]], %[[J]]) {reason = "output"} : f32 -> tensor<4x6xf32>
+func.func @reshape_unaligned_roundtrip(%a: tensor<4x6xf32>) {
+  %r = uop.reshape %a : tensor<4x6xf32> -> tensor<6x4xf32>
+  %n = uop.neg %r : tensor<6x4xf32>
+  %q = uop.reshape %n : tensor<6x4xf32> -> tensor<4x6xf32>
+  uop.sink %q : tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// 2x3x4 -> 4x3x2 -> 2x3x4 -> 4x3x2 reads like the single last reshape: the middle index merges back to
+// 12 * (f / 12) + 4 * ((f / 4) mod 3) + f mod 4 with f = 6i + 2j + k, and f / 12 = (f / 4) / 3 lets that recombine to f.
+// CHECK-LABEL: func.func @reshape_3d_roundtrip
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)
+// CHECK: %[[I:.*]] = uop.range loop 4 id
+// CHECK: %[[J:.*]] = uop.range loop 3 id
+// CHECK: %[[K:.*]] = uop.range loop 2 id
+// CHECK: %[[F:.*]] = arith.addi %{{.*}}, %[[K]] : index
+// CHECK: %[[C12:.*]] = arith.constant 12 : index
+// CHECK: %[[HI:.*]] = arith.divui %[[F]], %[[C12]] : index
+// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %[[K]] : index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[Q:.*]] = arith.divui %[[R]], %[[C4]] : index
+// CHECK: %[[QI:.*]] = arith.addi %[[Q]], %[[I]] : index
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[MID:.*]] = arith.remui %[[QI]], %[[C3]] : index
+// CHECK: %[[LO:.*]] = arith.remui %[[R]], %[[C4]] : index
+// CHECK-NEXT: %[[X:.*]] = uop.index %[[A]][%[[HI]], %[[MID]], %[[LO]]] : tensor<2x3x4xf32>
+// CHECK-NOT: arith.
+// CHECK: uop.bufferize %{{.*}} over(%[[I]], %[[J]], %[[K]]) {reason = "output"} : f32 -> tensor<4x3x2xf32>
+func.func @reshape_3d_roundtrip(%a: tensor<2x3x4xf32>) {
+  %r = uop.reshape %a : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  %n = uop.neg %r : tensor<4x3x2xf32>
+  %q = uop.reshape %n : tensor<4x3x2xf32> -> tensor<2x3x4xf32>
+  %m = uop.neg %q : tensor<2x3x4xf32>
+  %s = uop.reshape %m : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+  uop.sink %s : tensor<4x3x2xf32>
+  return
+}
+
+// -----
+
 // Merging 2x3x4 into 6x4 keeps the last dim as is and splits the first by 3.
 // CHECK-LABEL: func.func @reshape_merge
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)

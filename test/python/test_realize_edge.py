@@ -1,7 +1,8 @@
 """Edge cases of the realize path, each against NumPy: several outputs realized together, realizes from several
 threads, constants the schedule cache must tell apart, invalid graphs, bool and uint8 buffers, impossible sizes,
 long lazy chains and empty tensors; kernels thousands of ops deep, integer indexing and gather in every dtype, graph
-template signatures, TinyJit captures and device opening on several threads, and failed allocations."""
+template signatures, TinyJit captures and device opening on several threads, failed allocations, long chains of
+alternating reshapes, and random draws from several threads."""
 import threading
 
 import numpy as np
@@ -346,3 +347,29 @@ def test_failed_allocation_is_a_typed_error_and_prints_nothing(tmp_path):
   done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
   assert done.returncode == 0 and done.stderr == "", done.stderr
   assert "4398046511104 bytes" in done.stdout and "(1099511627776,)" in done.stdout and "[2. 3.]" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("steps", [40, 200])
+def test_alternating_reshapes_keep_the_index_small(steps):
+  x, expected = Tensor(np.arange(24, dtype=np.float32).reshape(4, 6)), np.arange(24, dtype=np.float32).reshape(4, 6)
+  for step in range(steps):  # each reshape splits the index by div/mod: unless the pair merges back, the index doubles
+    shape = (6, 4) if step % 2 == 0 else (4, 6)
+    x, expected = x.reshape(*shape) + 1, expected.reshape(shape) + 1
+  np.testing.assert_array_equal(x.numpy(), expected)
+
+
+class YieldingCount(int):
+  """A counter whose addition lets other threads run, so an update of it that is not atomic interleaves every time."""
+  def __add__(self, other: int) -> "YieldingCount":
+    import time
+    time.sleep(0)
+    return YieldingCount(int(self) + other)
+
+
+def test_random_calls_from_threads_never_share_a_key():
+  Tensor._rng_calls = YieldingCount(Tensor._rng_calls)
+  try: drawn = run_threads(lambda i: [Tensor.rand(8) for _ in range(50)])
+  finally: Tensor._rng_calls = int(Tensor._rng_calls)
+  tensors = [t for each in drawn for t in each]
+  Tensor.realize(*tensors)
+  assert len({t.numpy().tobytes() for t in tensors}) == 200
