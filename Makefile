@@ -1,4 +1,5 @@
-# `make demo` runs the CPU demo, `make test` runs every test; both build and install pytc into .venv first.
+# `make demo` runs the CPU demo, `make test` runs every test; both build and install pytc into .venv first, and copy the
+# built libraries into the checkout so that Python started in its root imports pytc from the sources.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,6 +10,9 @@ SOURCES := pyproject.toml CMakeLists.txt $(shell find dialects passes pytc runti
 $(VENV)/installed: $(SOURCES)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet '.[test]'
+	installed=$$($(BIN)/python -P -c 'import pytc, pathlib; print(pathlib.Path(pytc.__file__).parent)') && \
+	  cp $$installed/libpytc_uop.so pytc/ && cp $$installed/dialects/_uop_ops_gen.py pytc/dialects/ && \
+	  cp $$installed/runtime/libpytc_parallel.so runtime/
 	touch $@
 
 demo: $(VENV)/installed
