@@ -211,8 +211,8 @@ class Fuser:
   def inline_cloned(self, bufferize: ir.Operation, reading: list[ir.Operation], inlined: Kernel) -> None:
     source, *ranges = bufferize.operands
     producer = loop_dependent(cone(source, self.materialized), [r for r in ranges if r.owner.name == "uop.range"])
-    shared = Kernel(inlined.size - len(producer), inlined.weight - weight(producer),  # what every copy reads in place
-                    inlined.reductions - sum(op.name == "uop.range_reduce" for op in producer), inlined.reads - {op.results[0] for op in producer})
+    own = Kernel.of(producer)  # what every copy recomputes; the rest every copy reads in place
+    shared = Kernel(inlined.size - own.size, inlined.weight - own.weight, inlined.reductions - own.reductions, inlined.reads - own.reads)
     for reader in reading:
       indices = list(reader.operands[1:1 + len(ranges)])
       valid = reader.operands[1 + len(ranges)] if len(reader.operands) > 1 + len(ranges) else None

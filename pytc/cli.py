@@ -6,19 +6,19 @@ from importlib.metadata import version
 from mlir import ir
 
 from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.opt import read_text
 from pytc.runtime import DEVICES
 
 
 def compile_file(path: str, stage: str) -> int:
   try:
-    data = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
-    text = data.decode()
+    text = read_text(path)
   except OSError as error:
     print(f"pytc: error: cannot read '{path}': {error.strerror}", file=sys.stderr)
     return 1
   except UnicodeDecodeError as error:
     source = "standard input" if path == "-" else f"'{path}'"
-    print(f"pytc: error: {source} is not UTF-8 text (byte 0x{data[error.start]:02x} at offset {error.start})", file=sys.stderr)
+    print(f"pytc: error: {source} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start})", file=sys.stderr)
     return 1
   with context():
     try:

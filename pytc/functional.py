@@ -195,7 +195,7 @@ class Functional:
     axis = self._axis(axis)
     if self.ndim == 0 or 0 in self.shape: return self
     x = self._float_cast().transpose(axis, -1)
-    n, peak = x.shape[-1], x.cummax(-1)[0].detach()
+    n, peak = x.shape[-1], x._cumulative(-1, "max").detach()
     upto = type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     shifted = upto.where(x.unsqueeze(-2) - peak.unsqueeze(-1), float("-inf"))
     return (shifted.exp().sum(-1).log() + peak).transpose(axis, -1)
@@ -207,7 +207,6 @@ class Functional:
     if self.ndim == 0 or 0 in self.shape: return self.cast(self.sum().dtype) if kind == "add" else self
     x, n, identity = self.transpose(axis, -1), self.shape[axis], {"add": 0, "mul": 1, "max": self.dtype.min}[kind]
     if self.dtype.is_bool: identity = bool(identity)  # a bool padding keeps the dtype: cumprod of bool stays bool, as prod
-    if self.dtype.is_bool: identity = bool(identity)  # a bool pad value keeps a bool tensor bool
     if n <= 2 * CUMULATIVE_BLOCK: return x._running(kind, identity).transpose(axis, -1)
     lead = ((0, 0),) * (x.ndim - 1)
     blocks = x.pad(lead + ((-n % CUMULATIVE_BLOCK, 0),), value=identity).unflatten(-1, (-1, CUMULATIVE_BLOCK))._running(kind, identity)

@@ -21,8 +21,8 @@ def _argsort(order: tuple[int, ...]) -> tuple[int, ...]: return tuple(sorted(ran
 def _max_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor, Tensor]:
   """The larger input takes the gradient, ties split it in half, and a NaN input passes none to either."""
   a, b = srcs
-  half = g * 0.5
-  return (a > b).where(g, (a == b).where(half, 0.0)), (b > a).where(g, (a == b).where(half, 0.0))
+  tie = (a == b).where(g * 0.5, 0.0)
+  return (a > b).where(g, tie), (b > a).where(g, tie)
 
 
 def _reduce_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], arg) -> tuple[Tensor]:

@@ -140,7 +140,8 @@ class TinyJit:
     self.device = next(device for device, launches in recorded if launches)
     self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
     self.keys = [(buffer, call - rng_start) for buffer, call in keys]
-    self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if any(t is r for r in _tensors_in(result))}
+    returned = {id(r) for r in _tensors_in(result)}
+    self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if id(t) in returned}
     position = {id(b): i for i, b in enumerate(buffers)}
     needed = set(position)  # with prune: the buffers that depend on an input
     self.launches, self.patches, self.held = [], [], {}  # patches: (kernargs, argument position, input index); held: the other buffers

@@ -17,10 +17,11 @@ class Selection:
   def _selected_positions(self, size: int | None) -> tuple[Tensor, Tensor, int]:
     """For a flat bool tensor: the one-hot over positions of slot s, the (s+1)-th True (none past the count), as (size, n);
     whether each slot is filled; and size (the count of Trues when None)."""
-    if size is None: size = int(self.sum().item())
+    count = self.sum()
+    if size is None: size = int(count.item())
     slots = type(self).arange(size, device=self.device)
     running = self.cumsum()  # running[p]: how many Trues up to and including position p
-    return self & (running == slots.unsqueeze(-1) + 1), slots < self.sum(), size
+    return self & (running == slots.unsqueeze(-1) + 1), slots < count, size
 
   def masked_select(self, mask: Tensor, size: int | None = None, fill_value: Scalar = 0) -> Tensor:
     """The elements of self where mask (broadcast to self's shape) is True, flattened. With `size`, exactly that many:

@@ -33,8 +33,10 @@ class LayerNorm:
     return x if self.weight is None else x * self.weight + self.bias
 
 
-def _channel_affine(x: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
-  """x * weight + bias with one weight and bias per channel (dim 1)."""
+def _group_norm(x: Tensor, groups: int, eps: float, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+  """x normalized over each of `groups` groups of channels (dim 1) and the dims after them, then x * weight + bias with
+  one weight and bias per channel."""
+  x = x.reshape(x.shape[0], groups, -1).layernorm(eps=eps).reshape(x.shape)
   if weight is None or bias is None: return x
   shape = (1, -1, *[1] * (x.ndim - 2))
   return x * weight.reshape(shape) + bias.reshape(shape)
@@ -54,7 +56,7 @@ class GroupNorm:
     self.weight, self.bias = (Tensor.ones(num_channels), Tensor.zeros(num_channels)) if affine else (None, None)
 
   def __call__(self, x: Tensor) -> Tensor:
-    return _channel_affine(x.reshape(x.shape[0], self.num_groups, -1).layernorm(eps=self.eps).reshape(x.shape), self.weight, self.bias)
+    return _group_norm(x, self.num_groups, self.eps, self.weight, self.bias)
 
 
 class InstanceNorm:
@@ -64,7 +66,7 @@ class InstanceNorm:
     self.weight, self.bias = (Tensor.ones(num_features), Tensor.zeros(num_features)) if affine else (None, None)
 
   def __call__(self, x: Tensor) -> Tensor:
-    return _channel_affine(x.reshape(x.shape[0], self.num_features, -1).layernorm(eps=self.eps).reshape(x.shape), self.weight, self.bias)
+    return _group_norm(x, self.num_features, self.eps, self.weight, self.bias)
 
 
 class RMSNorm:
