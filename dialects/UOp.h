@@ -9,6 +9,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -18,6 +19,16 @@
 namespace mlir::uop {
 /// The i1 tensor with the shape of `type` (the result type of comparisons).
 Type boolTensorLike(Type type);
+
+/// Fails unless the byte size of every tensor and memref operand and result of
+/// `op` fits in int64.
+LogicalResult verifyByteSizes(Operation *op);
+
+template <typename ConcreteType>
+class BoundedByteSize : public OpTrait::TraitBase<ConcreteType, BoundedByteSize> {
+public:
+  static LogicalResult verifyTrait(Operation *op) { return verifyByteSizes(op); }
+};
 } // namespace mlir::uop
 
 #define GET_OP_CLASSES

@@ -2,10 +2,14 @@
 
 #include "UOp.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::uop;
@@ -46,6 +50,28 @@ Operation *UOpDialect::materializeConstant(OpBuilder &builder, Attribute value,
 // Helpers shared by the verifiers
 //===----------------------------------------------------------------------===//
 
+/// Whether int64 counts the bytes of a static tensor or memref.
+static bool byteSizeFits(ShapedType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  if (llvm::is_contained(shape, 0))
+    return true;
+  Type element = type.getElementType();
+  int64_t bytes = element.isIntOrFloat() ? llvm::divideCeil(element.getIntOrFloatBitWidth(), 8) : 1;
+  return llvm::none_of(shape, [&](int64_t dim) { return llvm::MulOverflow(bytes, dim, bytes); });
+}
+
+LogicalResult mlir::uop::verifyByteSizes(Operation *op) {
+  auto check = [&](TypeRange types, StringRef role) -> LogicalResult {
+    for (auto [i, type] : llvm::enumerate(types))
+      if (auto shaped = dyn_cast<ShapedType>(type); shaped && shaped.hasStaticShape() && !byteSizeFits(shaped))
+        return op->emitOpError() << role << " #" << i << " of type " << type
+                                 << " has a byte size that overflows int64";
+    return success();
+  };
+  return failure(failed(check(op->getOperandTypes(), "operand")) ||
+                 failed(check(op->getResultTypes(), "result")));
+}
+
 static std::string shapeString(ArrayRef<int64_t> shape) {
   std::string text = "[";
   for (auto [i, dim] : llvm::enumerate(shape))
@@ -76,6 +102,27 @@ static LogicalResult verifyAxes(Operation *op, ArrayRef<int64_t> axes, int64_t r
       return op->emitOpError("axis ") << axis << " appears more than once";
   }
   return success();
+}
+
+static int64_t rangeId(Value range) {
+  return static_cast<int64_t>(range.getDefiningOp<RangeOp>().getId());
+}
+
+/// The uop.range ops among `values` each appear once.
+static LogicalResult verifyDistinctRanges(Operation *op, ValueRange values) {
+  llvm::SmallDenseSet<Value> seen;
+  for (Value value : values)
+    if (value.getDefiningOp<RangeOp>() && !seen.insert(value).second)
+      return op->emitOpError("range with id ") << rangeId(value) << " appears more than once";
+  return success();
+}
+
+/// `ranges` are distinct uop.range ops; `use` says what the op does with them.
+static LogicalResult verifyAllRanges(Operation *op, ValueRange ranges, StringRef use) {
+  for (Value range : ranges)
+    if (!range.getDefiningOp<RangeOp>())
+      return op->emitOpError() << use << " a value that is not a uop.range";
+  return verifyDistinctRanges(op, ranges);
 }
 
 static LogicalResult verifyArity(Operation *op, StringRef name, size_t size, int64_t rank) {
@@ -290,7 +337,11 @@ LogicalResult PadOp::verify() {
   for (auto [axis, dim, low, high] : llvm::enumerate(source, getLow(), getHigh())) {
     if (low < 0 || high < 0)
       return emitOpError("padding of dim ") << axis << " is negative";
-    expected.push_back(dim + low + high);
+    int64_t size;
+    if (llvm::AddOverflow(dim, low, size) || llvm::AddOverflow(size, high, size))
+      return emitOpError("padding dim ") << axis << " of size " << dim << " by " << low << " and "
+                                         << high << " overflows int64";
+    expected.push_back(size);
   }
   return verifyResultShape(*this, expected);
 }
@@ -337,18 +388,61 @@ static LogicalResult verifyIndexCount(Operation *op, Type buffer, size_t count) 
   return success();
 }
 
+/// One index per dim; an index that is a uop.range or a constant stays inside
+/// its (non-empty) dim.
+static LogicalResult verifyIndices(Operation *op, Type buffer, ValueRange indices) {
+  if (failed(verifyIndexCount(op, buffer, indices.size())))
+    return failure();
+  for (auto [axis, index, dim] : llvm::enumerate(indices, cast<ShapedType>(buffer).getShape())) {
+    if (auto range = index.getDefiningOp<RangeOp>()) {
+      if (static_cast<int64_t>(range.getSize()) > dim)
+        return op->emitOpError("range of size ") << static_cast<int64_t>(range.getSize())
+                                                 << " indexes dim " << axis << " of size " << dim;
+      continue;
+    }
+    APInt value;
+    if (dim > 0 && matchPattern(index, m_ConstantInt(&value)) && (value.isNegative() || value.sge(dim)))
+      return op->emitOpError("index ") << value.getSExtValue() << " is outside dim " << axis
+                                       << " of size " << dim;
+  }
+  return success();
+}
+
 LogicalResult IndexOp::verify() {
-  return verifyIndexCount(*this, getSrc().getType(), getIndices().size());
+  // A guarded read may index past the buffer where the guard is false (padding).
+  if (getValid())
+    return verifyIndexCount(*this, getSrc().getType(), getIndices().size());
+  return verifyIndices(*this, getSrc().getType(), getIndices());
 }
 
 LogicalResult StoreOp::verify() {
-  return verifyIndexCount(*this, getDst().getType(), getIndices().size());
+  if (failed(verifyIndices(*this, getDst().getType(), getIndices())))
+    return failure();
+  return verifyDistinctRanges(*this, getIndices());
+}
+
+LogicalResult EndOp::verify() {
+  if (failed(verifyAllRanges(*this, getRanges(), "closes")))
+    return failure();
+  auto store = getSrc().getDefiningOp<StoreOp>();
+  if (!store)
+    return emitOpError("closes the loops of a value that is not a uop.store");
+  ValueRange indices = store.getIndices(), ranges = getRanges();
+  for (Value range : ranges)
+    if (!llvm::is_contained(indices, range))
+      return emitOpError("closes range with id ") << rangeId(range) << ", which does not index the store";
+  for (Value index : indices)
+    if (index.getDefiningOp<RangeOp>() && !llvm::is_contained(ranges, index))
+      return emitOpError("leaves the store's range with id ") << rangeId(index) << " open";
+  return success();
 }
 
 LogicalResult RangeReduceOp::verify() {
+  if (failed(verifyAllRanges(*this, getRanges(), "reduces over")))
+    return failure();
   for (Value range : getRanges())
-    if (!range.getDefiningOp<RangeOp>())
-      return emitOpError("reduces over a value that is not a uop.range");
+    if (range.getDefiningOp<RangeOp>().getKind() != RangeKind::reduce)
+      return emitOpError("reduces over the loop range with id ") << rangeId(range);
   return success();
 }
 
@@ -368,6 +462,57 @@ LogicalResult BufferizeOp::verify() {
     }
     if (dim != 1)
       return emitOpError("dim ") << axis << " of size " << dim << " needs a uop.range";
+    if (!matchPattern(range, m_Zero()))
+      return emitOpError("dim ") << axis << " of size 1 needs a uop.range or the constant 0";
   }
+  return verifyDistinctRanges(*this, getRanges());
+}
+
+//===----------------------------------------------------------------------===//
+// launch
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verify() {
+  if (getArgs().empty())
+    return emitOpError("needs at least the buffer the kernel writes");
+  // A kernel's buffers are noalias: the one it writes is none of those it reads.
+  if (llvm::is_contained(getArgs().drop_front(), getArgs().front()))
+    return emitOpError("reads the buffer it writes (argument #0)");
+  return success();
+}
+
+/// The parameter type of a lowered kernel for a launched buffer: its storage
+/// (signless, i1 as i8; an empty buffer as 1-D).
+static MemRefType storageType(MemRefType buffer) {
+  Type element = buffer.getElementType();
+  if (auto integer = dyn_cast<IntegerType>(element))
+    element = IntegerType::get(buffer.getContext(), std::max(8u, integer.getWidth()));
+  if (buffer.getNumElements() == 0)
+    return MemRefType::get({0}, element);
+  return MemRefType::get(buffer.getShape(), element);
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this, getKernelAttr());
+  if (!kernel)
+    return emitOpError("kernel ") << getKernelAttr() << " is not a func.func of the enclosing symbol table";
+  FunctionType signature = kernel.getFunctionType();
+  if (signature.getNumResults())
+    return emitOpError("kernel ") << getKernelAttr() << " returns values";
+  // A lowered kernel takes each buffer as its storage, then its extent [begin, end).
+  bool lowered = kernel->hasAttr("pytc.extent");
+  SmallVector<Type> expected;
+  for (Value arg : getArgs())
+    expected.push_back(lowered ? storageType(cast<MemRefType>(arg.getType())) : arg.getType());
+  if (lowered)
+    expected.append(2, IndexType::get(getContext()));
+  if (signature.getNumInputs() != expected.size())
+    return emitOpError("passes ") << getArgs().size() << " buffers to kernel " << getKernelAttr()
+                                  << ", which takes " << signature.getNumInputs() << " arguments"
+                                  << (lowered ? " (its buffers, then the 2 of its extent)" : "");
+  for (auto [i, param, type] : llvm::enumerate(signature.getInputs(), expected))
+    if (param != type)
+      return emitOpError("passes ") << type << " as argument #" << i << " of kernel " << getKernelAttr()
+                                    << ", which takes " << param;
   return success();
 }

@@ -25,8 +25,13 @@ def UOp_Dialect : Dialect {
   let hasConstantMaterializer = 1;
 }
 
+// Every tensor and memref of a uop op has a byte size that int64 can count.
+def UOp_BoundedByteSize : NativeOpTrait<"BoundedByteSize"> {
+  let cppNamespace = "::mlir::uop";
+}
+
 class UOp_Op<string mnemonic, list<Trait> traits = []>
-    : Op<UOp_Dialect, mnemonic, traits>;
+    : Op<UOp_Dialect, mnemonic, !listconcat(traits, [UOp_BoundedByteSize])>;
 
 //===----------------------------------------------------------------------===//
 // Element types
@@ -44,6 +49,12 @@ def UOp_FloatTensor : StaticShapeTensorOf<[UOp_Float]>;
 def UOp_IntTensor : StaticShapeTensorOf<[UOp_Int]>;
 def UOp_IntNoBoolTensor : StaticShapeTensorOf<[UOp_IntNoBool]>;
 def UOp_BoolTensor : StaticShapeTensorOf<[I1]>;
+
+// Buffers (after pytc-bufferize): static, row-major, in the default memory space.
+def UOp_MemRef : ConfinedType<MemRefOf<[UOp_Element]>, [HasStaticShapePred,
+    CPred<"::llvm::cast<::mlir::MemRefType>($_self).getLayout().isIdentity()">,
+    CPred<"!::llvm::cast<::mlir::MemRefType>($_self).getMemorySpace()">],
+    "statically shaped row-major memref of a uop element type", "::mlir::MemRefType">;
 
 // Elementwise ops take tensors (tensor level) or scalars (index level, after
 // pytc-rangeify, where a value is one element computed at its ranges).

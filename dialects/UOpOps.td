@@ -5,10 +5,11 @@
 
 include "UOpDialect.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-def UOp_Buffer : AnyTypeOf<[UOp_Tensor, AnyStaticShapeMemRef], "static tensor or memref">;
+def UOp_Buffer : AnyTypeOf<[UOp_Tensor, UOp_MemRef], "static tensor or memref">;
 
 class BoolShapeOf<string name> : TypesMatchWith<
     "result is an i1 tensor with the shape of `" # name # "`", name, "result",
@@ -308,7 +309,7 @@ def UOp_BufferizeOp : UOp_Op<"bufferize", [Pure]> {
 
 def UOp_BufferOp : UOp_Op<"buffer", [MemoryEffects<[MemAlloc]>]> {
   let summary = "a new device buffer";
-  let results = (outs AnyStaticShapeMemRef:$result);
+  let results = (outs UOp_MemRef:$result);
   let assemblyFormat = "attr-dict `:` type($result)";
 }
 
@@ -317,8 +318,8 @@ def UOp_StoreOp : UOp_Op<"store", [AllTypesMatch<["dst", "result"]>,
                    "::mlir::getElementTypeOrSelf($_self)">,
     MemoryEffects<[MemWrite]>]> {
   let summary = "write `value` at `indices` of `dst`; the result is `dst` being written";
-  let arguments = (ins UOp_Element:$value, AnyStaticShapeMemRef:$dst, Variadic<Index>:$indices);
-  let results = (outs AnyStaticShapeMemRef:$result);
+  let arguments = (ins UOp_Element:$value, UOp_MemRef:$dst, Variadic<Index>:$indices);
+  let results = (outs UOp_MemRef:$result);
   let assemblyFormat = "$value `,` $dst `[` $indices `]` attr-dict `:` type($dst)";
   let hasVerifier = 1;
 }
@@ -332,15 +333,24 @@ def UOp_EndOp : UOp_Op<"end", [AllTypesMatch<["src", "result"]>,
     %done = uop.end %w over (%i) : memref<16xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeMemRef:$src, Variadic<Index>:$ranges);
-  let results = (outs AnyStaticShapeMemRef:$result);
+  let arguments = (ins UOp_MemRef:$src, Variadic<Index>:$ranges);
+  let results = (outs UOp_MemRef:$result);
   let assemblyFormat = "$src `over` `(` $ranges `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
-def UOp_LaunchOp : UOp_Op<"launch", [MemoryEffects<[MemRead, MemWrite]>]> {
+def UOp_LaunchOp : UOp_Op<"launch", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run the kernel function `kernel` on buffers";
-  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<AnyStaticShapeMemRef>:$args);
+  let description = [{
+    The first buffer is the one the kernel writes. `kernel` is a `func.func`
+    taking the buffers' types; once lowered (`pytc.extent`), it takes each
+    buffer as its storage (i1 as bytes, an empty buffer as 1-D) and then the
+    [begin, end) of its parallel extent as two `index` arguments.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$kernel, Variadic<UOp_MemRef>:$args);
   let assemblyFormat = "$kernel `(` $args `)` attr-dict `:` type($args)";
+  let hasVerifier = 1;
 }
 
 #endif // UOP_OPS

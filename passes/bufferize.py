@@ -59,7 +59,7 @@ def copy(buffer: ir.Value, target: ir.Value, sink: ir.OpView) -> ir.Value:
     return ir.Operation.create("uop.end", results=[memref], operands=[stored, *(r for r in ranges if r.owner.name == "uop.range")]).result
 
 
-@register("pytc-bufferize", "materializations become buffers, stores inside their ranges and loop ends")
+@register("pytc-bufferize", "materializations become buffers, stores inside their ranges and loop ends", takes=("rangeified", "bufferized"))
 def bufferize_pass(module: ir.Operation) -> None:
   for fn in functions_with(module, "uop.bufferize"):
     with fn.location: bufferize(fn)

@@ -20,6 +20,11 @@ and the row (at most `max_row` elements) is read again from cache instead of mem
 one kernel. Removing a materialization can neither create a cycle nor raise peak memory: it only merges a
 producer into its consumers. Each kept candidate records why in a `fuse` attribute; `explain=1`
 (or DEBUG>=3) also prints every decision.
+
+Last, every kernel is bounded: one past `max_ops` op weight or reading more than `max_buffers` buffers (a long chain,
+a wide sum, a concatenation of many parts: LLVM's compile time grows faster than linearly with both) is cut into
+smaller ones, in one walk over its ops (see Cutter): values computed before a cut and used after it are materialized
+(`reason = "split"`, the `fuse` attribute saying which limit) and read back after it.
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
-from pytc.passes import functions_with, range_size, register
+from pytc.passes import Limit, functions_with, range_size, register
 from pytc.passes.clone import clone, dependencies, unused
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
@@ -44,8 +49,12 @@ def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
   return dependencies(value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and v not in stop)
 
 
-def weight(ops: list[ir.Operation]) -> int:
-  return sum(4 if op.name in TRANSCENDENTAL else 1 for op in ops if op.name.startswith("uop.") and op.name not in ("uop.range", "uop.const"))
+def op_weight(op: ir.Operation) -> int:
+  if not op.name.startswith("uop.") or op.name in ("uop.range", "uop.const"): return 0
+  return 4 if op.name in TRANSCENDENTAL else 1
+
+
+def weight(ops: list[ir.Operation]) -> int: return sum(map(op_weight, ops))
 
 
 def readers(bufferize: ir.Operation) -> list[ir.Operation]:
@@ -173,6 +182,7 @@ class Fuser:
     rows = [op for op in self.block_ops() if op.name == "uop.bufferize" and reason_of(op) == "reduce-expand"]
     for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place: restore_order(self.graph.regions[0].blocks[0])
+    bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
 
   def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
     if self.explain: print(f"pytc-fuse: {'keep' if reason else 'inline'} {bufferize.results[0].type} "
@@ -276,11 +286,144 @@ def restore_order(block: ir.Block) -> None:
   for op in order[:-1]: op.move_before(order[-1])
 
 
+FREE, READ, COMPUTED = range(3)  # what a kernel's value is: index arithmetic, a constant or a range; a buffer read at such indices; else
+MAX_SPLIT_ELEMENTS = 1 << 22  # a value inside a reduction's body is materialized over its reduce ranges too: at most this many elements
+
+
+def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: bool) -> None:
+  """Cut every kernel past `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones.
+  Almost every kernel is within both: it is only counted."""
+  roots = [op.operation for op in graph.regions[0].blocks[0].operations if op.operation.name == "uop.bufferize"]
+  materialized = {op.results[0] for op in roots}
+  for root in roots:
+    if any(r.owner.name == "uop.range" and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
+    ops = cone(root.operands[0], materialized)
+    if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if op.name == "uop.index"}) > max_buffers:
+      Cutter(root, ops, materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
+
+
+class Cutter:
+  """Cuts one kernel in a single walk over its ops (each after its operands), like a linear-scan register allocator: a
+  segment takes ops while its op weight and the buffers it reads stay within the limits. Before an op that would pass
+  one, the values computed before it and used from it on (live across the cut) are each materialized, over the ranges
+  they depend on (in the order of the kernel's own), and the ops from there on read them back: each is a kernel of its
+  own, computing the part of the segment it depends on, reading at most the segment's buffers. Past three quarters of
+  a limit a segment also ends where at most one value is live, so that few kernels recompute a shared part. Reads
+  (at index arithmetic) are read again after a cut rather than copied, and index arithmetic is recomputed. A value
+  inside a reduction's body is materialized over its open reduce ranges too, by a copy of its computation over new
+  loop ranges in their place (at most MAX_SPLIT_ELEMENTS elements: a matmul's body stays whole); when a live value
+  cannot be materialized, the cut waits for an op where none is live. Each op is visited once; a cut clones at most
+  the values inside a reduction's body that it materializes."""
+  def __init__(self, root: ir.Operation, ops: list[ir.Operation], materialized: set[ir.Value], max_ops: int, max_buffers: int, explain: bool):
+    self.root, self.ops, self.materialized, self.max_ops, self.max_buffers, self.explain = root, ops, materialized, max_ops, max_buffers, explain
+    self.loops = [r for r in root.operands[1:] if r.owner.name == "uop.range"]
+    self.position = {op.results[0]: p for p, op in enumerate(ops)}  # by result: an op's hash changes as its operands do
+    self.last_use: dict[ir.Value, int] = {v: p for p, op in enumerate(ops) for v in op.operands}
+    self.last_use[root.operands[0]] = len(ops)
+    self.kind: dict[ir.Value, int] = {}
+    self.ranges: dict[ir.Value, frozenset[ir.Value]] = {}  # the loop ranges and open reduce ranges a value depends on
+    self.live: dict[ir.Value, None] = {}  # computed values defined before the current op and used from it on, in order
+    self.blocking: set[ir.Value] = set()  # those of them that cannot be materialized
+    self.segment, self.weight, self.buffers = 0, 0, set()
+    self.counted: dict[ir.Value, int] = {}  # a read -> the last segment that counts it
+    self.next_id: int | None = None
+
+  def run(self) -> None:
+    for p, op in enumerate(self.ops):
+      self.describe(op)
+      added, buffers = self.cost(op)
+      if self.weight and not self.blocking and (why := self.why_cut(added, buffers)):
+        self.cut(p, why)
+        self.describe(op)
+        added, buffers = self.cost(op)
+      self.weight += added
+      self.buffers |= buffers
+      for v in op.operands:
+        if self.kind.get(v) == READ: self.counted[v] = self.segment
+        if v in self.live and self.last_use[v] == p:
+          del self.live[v]
+          self.blocking.discard(v)
+      for r in op.results:
+        if self.kind[r] == COMPUTED and self.last_use.get(r, -1) > p:
+          self.live[r] = None
+          if not self.materializable(r): self.blocking.add(r)
+
+  def describe(self, op: ir.Operation) -> None:
+    """Record what `op`'s results are and the ranges they depend on."""
+    ranges = frozenset().union(*(self.ranges.get(v, frozenset()) for v in op.operands))
+    free = all(self.kind.get(v, FREE) == FREE for v in op.operands[1 if op.name == "uop.index" else 0:])
+    if op.name == "uop.range": ranges, kind = frozenset(op.results), FREE
+    elif op.name == "uop.range_reduce": ranges, kind = ranges - frozenset(op.operands[1:]), COMPUTED
+    elif op.name == "uop.index": kind = READ if free else COMPUTED
+    elif op.name == "uop.const" or not op.name.startswith("uop."): kind = FREE if free else COMPUTED
+    else: kind = COMPUTED
+    for r in op.results: self.kind[r], self.ranges[r] = kind, ranges
+
+  def cost(self, op: ir.Operation) -> tuple[int, set[ir.Value]]:
+    """The op weight and the buffers `op` adds to the segment: a read counts where it is used, once per segment."""
+    reads = {v for v in op.operands if self.kind.get(v) == READ and self.counted.get(v) != self.segment}
+    if op.name == "uop.index" and self.kind[op.results[0]] == READ: added, buffers = len(reads), set()
+    else: added, buffers = op_weight(op) + len(reads), {op.operands[0]} if op.name == "uop.index" else set()
+    return added, ({read.owner.operands[0] for read in reads} | buffers) - self.buffers
+
+  def why_cut(self, added: int, buffers: set[ir.Value]) -> str | None:
+    weight, reads, few_live = self.weight + added, len(self.buffers) + len(buffers), len(self.live) <= 1
+    if weight > self.max_ops or few_live and weight > self.max_ops * 3 // 4: return f"a kernel would exceed {self.max_ops} ops"
+    if reads > self.max_buffers or few_live and buffers and reads > max(1, self.max_buffers * 3 // 4):
+      return f"a kernel would read more than {self.max_buffers} buffers"
+    return None
+
+  def materializable(self, v: ir.Value) -> bool:
+    if not isinstance(v.type, (ir.FloatType, ir.IntegerType)) or not self.ranges[v] - frozenset(self.loops) <= self.open(v): return False
+    return prod(range_size(r) for r in self.ranges[v]) <= MAX_SPLIT_ELEMENTS or not self.open(v)
+
+  def open(self, v: ir.Value) -> set[ir.Value]:
+    return {r for r in self.ranges[v] if ir.IntegerAttr(r.owner.attributes["kind"]).value == 1}
+
+  def cut(self, p: int, why: str) -> None:
+    if self.explain: print(f"pytc-fuse: split {self.root.results[0].type} before op {p} of {len(self.ops)} ({why}: weight {self.weight}, "
+                           f"{len(self.buffers)} buffers): materialize {len(self.live)} values", file=sys.stderr)
+    for v in self.live: self.materialize(v, p, why)
+    self.live.clear()
+    self.segment, self.weight, self.buffers = self.segment + 1, 0, set()
+
+  def materialize(self, v: ir.Value, p: int, why: str) -> None:
+    """Store `v` in a new buffer, over its loop ranges and open reduce ranges, and read it there in the ops from `p` on."""
+    owner, reduces = v.owner.operation, sorted(self.open(v), key=lambda r: ir.IntegerAttr(r.owner.attributes["id"]).value)
+    ranges = [r for r in self.loops if r in self.ranges[v]] + reduces
+    with ir.InsertionPoint.after(owner), owner.location:
+      value, mapping = self.over_new_ranges(v, reduces) if reduces else (v, {})
+      buffer = ir.Operation.create("uop.bufferize", results=[ir.RankedTensorType.get([range_size(r) for r in ranges], v.type)],
+                                   operands=[value, *(mapping.get(r, r) for r in ranges)],
+                                   attributes={"reason": ir.StringAttr.get("split"), "fuse": ir.StringAttr.get(f"split: {why}")})
+      read = ir.Operation.create("uop.index", results=[v.type], operands=[buffer.result, *ranges],
+                                 attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(ranges), 0])}).result
+    self.materialized.add(buffer.result)
+    for use in list(v.uses):
+      if use.owner.results and self.position.get(use.owner.results[0], -1) >= p: use.owner.operands[use.operand_number] = read
+    self.kind[read], self.ranges[read] = READ, self.ranges[v]
+
+  def over_new_ranges(self, v: ir.Value, reduces: list[ir.Value]) -> tuple[ir.Value, dict[ir.Value, ir.Value]]:
+    """A copy of `v`'s computation with new loop ranges in place of its open `reduces`; the ranges' mapping."""
+    if self.next_id is None:
+      ids = [ir.IntegerAttr(op.attributes["id"]).value for op in self.root.block.operations if op.operation.name == "uop.range"]
+      self.next_id = 1 + max(ids, default=-1)
+    i32, i64, mapping = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), {}
+    for r in reduces:
+      mapping[r] = ir.Operation.create("uop.range", results=[ir.IndexType.get()], attributes={
+        "kind": ir.IntegerAttr.get(i32, 0), "size": ir.IntegerAttr.get(i64, range_size(r)), "id": ir.IntegerAttr.get(i64, self.next_id)}).result
+      self.next_id += 1
+    ranges, varying = dict(mapping), frozenset(reduces)
+    for op in dependencies(v.owner.operation, lambda op, u: bool(self.ranges.get(u, frozenset()) & varying)):
+      if op.name != "uop.range": clone(op, mapping)
+    return mapping[v], ranges
+
+
 def zero_attr(t: ir.Type) -> ir.Attribute:
   return ir.FloatAttr.get(t, 0.0) if isinstance(t, ir.FloatType) else ir.IntegerAttr.get(t, 0)
 
 
-@register("pytc-fuse", "keep or inline each multi-use materialization by a cost model (explain=1 prints why)")
-def fuse(module: ir.Operation, max_buffers: str = "16", max_ops: str = "2000", max_row: str = "16384", explain: str = "0") -> None:
+@register("pytc-fuse", "keep or inline each multi-use materialization by a cost model (explain=1 prints why)", takes=("rangeified",))
+def fuse(module: ir.Operation, max_buffers: Limit = 16, max_ops: Limit = 2000, max_row: Limit = 16384, explain: bool = False) -> None:
   for fn in functions_with(module, "uop.bufferize"):
-    with fn.location: Fuser(fn.operation, int(max_buffers), int(max_ops), int(max_row), explain not in ("0", "false") or DEBUG >= 3).run()
+    with fn.location: Fuser(fn.operation, max_buffers, max_ops, max_row, explain or DEBUG >= 3).run()

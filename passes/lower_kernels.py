@@ -75,7 +75,8 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   kernel.operation.erase()
 
 
-@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for (or vector code) + memref + arith/math")
+@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for (or vector code) + memref + arith/math",
+          takes=("split", "scheduled", "kernel", "lowered"))
 def lower_kernels(module: ir.Operation) -> None:
   for fn in functions_with(module, "uop.end"):
     if "pytc.kernel" in fn.attributes:

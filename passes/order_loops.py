@@ -12,7 +12,7 @@ innermost output range has at most `max_accumulators` elements, are reordered.
 """
 from mlir import ir
 
-from pytc.passes import functions_with, range_size, register
+from pytc.passes import Limit, functions_with, range_size, register
 from pytc.passes.clone import dependencies
 
 
@@ -50,8 +50,9 @@ def wants_reduce_outer(kernel: ir.Operation, max_accumulators: int) -> bool:
   return not nested and any(strided_reads(r, loops[-1]) for r in reductions)
 
 
-@register("pytc-order-loops", "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)")
-def order_loops(module: ir.Operation, max_accumulators: str = "16384") -> None:
+@register("pytc-order-loops", "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)",
+          takes=("split", "scheduled", "kernel"))
+def order_loops(module: ir.Operation, max_accumulators: Limit = 16384) -> None:
   for fn in functions_with(module, "uop.end"):
-    if "pytc.kernel" in fn.attributes and wants_reduce_outer(fn.operation, int(max_accumulators)):
+    if "pytc.kernel" in fn.attributes and wants_reduce_outer(fn.operation, max_accumulators):
       fn.attributes["pytc.loop_order"] = ir.StringAttr.get("reduce-outer")

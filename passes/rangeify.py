@@ -224,7 +224,8 @@ def is_tensor_graph(fn: func.FuncOp) -> bool:
     isinstance(v.type, ir.RankedTensorType) for o in ops if o.operation.name == "uop.sink" for v in o.operands)
 
 
-@register("pytc-rangeify", "tensor-level uops to index-level scalar code over ranges, with materialization points")
+@register("pytc-rangeify", "tensor-level uops to index-level scalar code over ranges, with materialization points",
+          takes=("tensor", "rangeified"))
 def rangeify_pass(module: ir.Operation) -> None:
   for fn in functions_with(module, "uop.sink"):
     if is_tensor_graph(fn):

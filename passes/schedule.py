@@ -95,7 +95,7 @@ def schedule(graph: ir.Operation, report: bool) -> None:
                    f"{buffers} temporary buffers, peak {peak} temporary bytes", file=sys.stderr)
 
 
-@register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers")
-def schedule_pass(module: ir.Operation, report: str = "0") -> None:
+@register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers", takes=("split", "scheduled"))
+def schedule_pass(module: ir.Operation, report: bool = False) -> None:
   for fn in functions_with(module, "uop.launch"):
-    schedule(fn.operation, report not in ("0", "false"))
+    schedule(fn.operation, report)

@@ -89,7 +89,8 @@ class Splitter:
     return name
 
 
-@register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches")
+@register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches",
+          takes=("bufferized", "split"))
 def split_kernels(module: ir.Operation) -> None:
   for op in functions_with(module, "uop.end"):
     if "pytc.kernel" in op.attributes: continue

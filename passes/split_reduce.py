@@ -18,7 +18,7 @@ from math import prod
 
 from mlir import ir
 
-from pytc.passes import functions_with, register
+from pytc.passes import Count, Limit, functions_with, register
 from pytc.passes.rangeify import array_attr, shape_of
 
 LANES = 16
@@ -64,8 +64,9 @@ def split(op: ir.OpView, threshold: int, max_partials: int) -> None:
   op.operation.erase()
 
 
-@register("pytc-split-reduce", "a reduction folding many elements into each of few outputs becomes two, through partial results")
-def split_reduce(module: ir.Operation, threshold: str = "32768", max_partials: str = "4194304") -> None:
+@register("pytc-split-reduce", "a reduction folding many elements into each of few outputs becomes two, through partial results",
+          takes=("tensor",))
+def split_reduce(module: ir.Operation, threshold: Count = 32768, max_partials: Limit = 4194304) -> None:
   for fn in functions_with(module, "uop.sink"):
     for op in [op for op in fn.regions[0].blocks[0].operations if op.operation.name == "uop.reduce"]:
-      split(op, int(threshold), int(max_partials))
+      split(op, threshold, max_partials)

@@ -25,11 +25,12 @@ narrower than `lanes` keep scalar loops.
 """
 import sys
 from math import prod
+from typing import Annotated
 
 from mlir import ir
 
 from pytc.helpers import DEBUG
-from pytc.passes import functions_with, range_size, register
+from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.clone import dependencies
 from pytc.passes.fuse import weight
 from pytc.passes.kernel_lowering import free_ranges
@@ -143,11 +144,13 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
 
 
-@register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)")
-def vectorize(module: ir.Operation, lanes: str = "8", rows: str = "4", vectors: str = "2", group: str = "16", explain: str = "0") -> None:
-  i64, verbose = ir.IntegerType.get_signless(64), explain not in ("0", "false") or DEBUG >= 3
+@register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)",
+          takes=("split", "scheduled", "kernel"))
+def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8, rows: Annotated[int, Within(1, 64)] = 4,
+              vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, explain: bool = False) -> None:
+  i64, verbose = ir.IntegerType.get_signless(64), explain or DEBUG >= 3
   for fn in functions_with(module, "uop.end"):
     if "pytc.kernel" not in fn.attributes: continue
-    tile = choose_tile(fn.operation, int(lanes), int(rows), int(vectors), int(group))
+    tile = choose_tile(fn.operation, lanes, rows, vectors, group)
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: fn.attributes["pytc.vector"] = ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in tile.items()})

@@ -2,9 +2,12 @@
 launches, and the kernels through the CPU target into one JIT module."""
 from __future__ import annotations
 
+import _ctypes
+import ctypes
 import os
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 from mlir import ir
@@ -28,7 +31,7 @@ def vector_lanes() -> int:
 LANES = vector_lanes()
 # 16 lanes (AVX-512) come with 32 vector registers: room for 8 rows x 2 vectors of accumulators; 8 lanes with 16: 4 rows
 KERNEL_PIPELINE = (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={LANES} rows={8 if LANES == 16 else 4}}}, "
-                   "pytc-lower-kernels, canonicalize, cse)")
+                   "pytc-lower-kernels, canonicalize{top-down=false})")
 CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
@@ -142,6 +145,15 @@ def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
   return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start)
 
 
+def unloading(program: Program, library: ctypes.CDLL) -> Program:
+  """`program`, set to unmap its `library` (dlclose) once it is garbage collected. Nothing else points into the library: its
+  kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit capture while it can
+  replay), and it exports no symbol another library binds to (ctypes loads it RTLD_LOCAL). At exit it stays mapped: the
+  device's threads may still be in its code."""
+  if (dlclose := getattr(_ctypes, "dlclose", None)) is not None: weakref.finalize(program, dlclose, library._handle).atexit = False
+  return program
+
+
 def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
   """Lower the schedule's kernels and JIT them into one module for the CPU (once per schedule, whichever threads ask)."""
   if schedule.program is not None: return schedule.program
@@ -160,7 +172,7 @@ def _compile(schedule: Schedule, name: str) -> Program:
              for op in schedule.kernels.body.operations if "pytc.extent" in op.attributes}
   key = kernel_cache.cache_key(kernel_ir, CPU_PIPELINE)
   if kernels and (cached := kernel_cache.load(key, kernels)) is not None:
-    return Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True)
+    return unloading(Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True), cached[0])
   run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
   engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
   entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}

@@ -9,6 +9,7 @@ import numpy as np
 from mlir import ir
 
 from pytc.dtype import DType, dtypes
+from pytc.helpers import getenv
 
 
 class LazyOp:
@@ -25,7 +26,9 @@ class LazyOp:
       self._leaves, wiring = merge_leaves(self)
       arg_part = None if op == "buffer" or arg is None else arg_key(arg)
       key = (op, dtype.name, shape, device, arg_part, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
-    if (structure := _structures.get(key)) is None: structure = _structures.setdefault(key, next(_numbers))  # atomic across threads
+    if (structure := _structures.get(key)) is None:
+      if len(_structures) >= STRUCTURE_LIMIT: _structures.clear()  # numbers stay unique: a structure seen again only misses the caches
+      structure = _structures.setdefault(key, next(_numbers))  # atomic across threads
     self.structure = structure
 
   def __repr__(self) -> str: return f"LazyOp({self.op}, {self.dtype.name}, {self.shape}, {self.device})"
@@ -45,6 +48,7 @@ class LazyOp:
 # function of their leaves, whichever buffers those are.
 _structures: dict[tuple, int] = {}
 _numbers = itertools.count()
+STRUCTURE_LIMIT = getenv("PYTC_STRUCTURE_CACHE", 1 << 20)  # keys kept before the table starts afresh (a key is ~200 bytes)
 
 
 PLAIN_ARGS, DOUBLE = {type(None), int, str}, struct.Struct("<d")

@@ -2,9 +2,13 @@
 import functools
 import math
 import os
-from typing import TypeVar
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from typing import Generic, TypeVar
 
 T = TypeVar("T", int, float, str)
+K, V = TypeVar("K", bound=Hashable), TypeVar("V")
 
 
 @functools.cache
@@ -38,3 +42,34 @@ def cpu_features() -> tuple[str, ...]:
 
 
 def prod(values) -> int: return math.prod(values)
+
+
+class LRUCache(Generic[K, V]):
+  """A dict that keeps the `capacity` entries used last (none with capacity 0) and drops the others, safe to share between
+  threads. Dropped values are released after the lock is let go, so their destructors (a compiled program's) never run under it."""
+  def __init__(self, capacity: int):
+    self.capacity, self._entries, self._lock = capacity, OrderedDict(), threading.Lock()
+
+  def get(self, key: K, default: V | None = None) -> V | None:
+    with self._lock:
+      try: self._entries.move_to_end(key)
+      except KeyError: return default
+      return self._entries[key]
+
+  def __setitem__(self, key: K, value: V) -> None:
+    with self._lock:
+      self._entries[key] = value
+      self._entries.move_to_end(key)
+      dropped = [self._entries.popitem(last=False) for _ in range(len(self._entries) - max(self.capacity, 0))]
+    dropped.clear()
+
+  def clear(self) -> None:
+    with self._lock: dropped, self._entries = self._entries, OrderedDict()
+    dropped.clear()
+
+  def __len__(self) -> int: return len(self._entries)
+  def __contains__(self, key: object) -> bool: return key in self._entries
+  def __iter__(self) -> Iterator[K]:
+    with self._lock: return iter(list(self._entries))
+  def values(self) -> list[V]:
+    with self._lock: return list(self._entries.values())

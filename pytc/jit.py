@@ -99,7 +99,7 @@ class TinyJit:
 
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
-    self.calls, self.result, self.launches = 0, None, []
+    self.calls, self.result, self.launches, self.programs = 0, None, [], {}
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
@@ -134,10 +134,11 @@ class TinyJit:
       CAPTURES.launches.remove(recorded)
       CAPTURES.keys.remove(keys)
       CAPTURES.jits.remove(self)
-    if not any(launches for _, launches in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
+    if not any(launches for _, launches, _ in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
     _check_returns(result)
-    if len({id(device) for device, launches in recorded if launches}) > 1: raise JitError("a jitted function must run on one device")
-    self.device = next(device for device, launches in recorded if launches)
+    if len({id(device) for device, launches, _ in recorded if launches}) > 1: raise JitError("a jitted function must run on one device")
+    self.device = next(device for device, launches, _ in recorded if launches)
+    self.programs = {id(program): program for _, _, program in recorded}  # their code stays loaded while the capture replays
     self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
     self.keys = [(buffer, call - rng_start) for buffer, call in keys]
     returned = {id(r) for r in _tensors_in(result)}
@@ -145,7 +146,7 @@ class TinyJit:
     position = {id(b): i for i, b in enumerate(buffers)}
     needed = set(position)  # with prune: the buffers that depend on an input
     self.launches, self.patches, self.held = [], [], {}  # patches: (kernargs, argument position, input index); held: the other buffers
-    for _, launches in recorded:
+    for _, launches, _ in recorded:
       for entry, launch_buffers, extent in launches:
         if self.prune and needed.isdisjoint(id(b) for b in launch_buffers): continue
         needed.update(id(b) for b in launch_buffers)

@@ -1,36 +1,63 @@
-"""The on-disk kernel cache: compiled kernels as shared libraries, content-addressed by the kernel IR, the CPU
-lowering, the target (machine, OS, CPU model and feature flags: the JIT compiles for the host) and pytc's
-version. Each library sits beside its size and the SHA-256 of its bytes. A library is read once; only those bytes,
-when their size and hash match and the ELF segments and section table they describe lie within them, are loaded
-(from a private copy, so a file changed or truncated meanwhile is never mapped); any other entry is removed and
-rebuilt. Nothing is pickled.
+"""The on-disk kernel cache: compiled kernels as shared libraries, reused across processes.
 
-PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off. A folder that cannot be
-created or written (a file is in the way, no permission) leaves the process without the disk cache (said once under
-DEBUG). Building a library needs a C compiler driver (`cc`); without one, kernels are JIT-compiled every time, as with
-the cache off.
+Threat model: loading a library runs its code (its constructors first), so whoever can write the cache folder could
+make pytc run anything. The folder is trusted as ssh trusts ~/.ssh: a real directory (not a symlink) owned by the
+current user and writable by nobody else; pytc creates it with mode 0700. Any other folder is refused for the rest of
+the process with one RuntimeWarning; a folder that cannot be created or opened (a file in the way, no permission) also
+leaves the process without the disk cache (said once under DEBUG). Every file is reached through a descriptor of the
+checked folder and opened with O_NOFOLLOW, then checked on its own descriptor (a regular file owned by the user and
+writable by nobody else), so no path can be swapped between a check and its use.
+
+Layout: `<digest>.so` is a library stored under the SHA-256 of its bytes. `index` maps each cache key (a hash of the
+kernel IR, the CPU lowering, the target: machine, OS, CPU model and feature flags, as the JIT compiles for the host, and
+pytc's version) to the digest pytc computed when it wrote that library itself: one `key digest` line per entry, oldest
+first. A library is loaded only through the index: its bytes are read once and loaded (from a private copy, so a file
+changed or truncated meanwhile is never mapped) only when their hash is the recorded digest and the ELF segments and
+section table they describe lie within them; any other entry is removed and rebuilt, and a `.so` the index does not
+name is never opened. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
+the index's read-modify-write, so concurrent processes never corrupt it. Nothing is pickled.
+
+PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off; PYTC_CACHE_ENTRIES (default
+4096) bounds the index: adding beyond it drops the oldest entries and the libraries no remaining entry uses (a new
+index first clears out any library left by older pytc versions). Building a library needs a C compiler driver (`cc`);
+without one, kernels are JIT-compiled every time, as with the cache off.
 """
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import hashlib
 import os
 import platform
+import re
+import secrets
 import shutil
+import stat
 import struct
 import subprocess
 import tempfile
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from importlib.metadata import version
 from pathlib import Path
 
 from mlir.execution_engine import ExecutionEngine
 
-from pytc.helpers import DEBUG, cpu_features, getenv
+from pytc.helpers import DEBUG, cpu_features
+
+READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO in the way cannot hang the open
+CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+INDEX_LINE = re.compile(r"[0-9a-f]{64} [0-9a-f]{64}")
+
+_unusable: set[Path] = set()  # folders refused or unusable: the disk cache is off for them in this process
+_index_memo: tuple[tuple[int, ...], dict[str, str]] = ((), {})  # the index last parsed: its (device, inode, mtime, size), entries
 
 
 def cache_dir() -> Path | None:
-  if not getenv("PYTC_CACHE", 1): return None
-  return Path(getenv("PYTC_CACHE_DIR", str(Path.home() / ".cache" / "pytc")))
+  """The cache folder, or None with PYTC_CACHE=0 (read at every call, unlike pytc's other flags: tests and tools switch folders)."""
+  if not int(os.environ.get("PYTC_CACHE", "1")): return None
+  return Path(os.environ.get("PYTC_CACHE_DIR") or Path.home() / ".cache" / "pytc")
 
 
 def cache_key(kernel_ir: str, lowering: str) -> str:
@@ -39,22 +66,79 @@ def cache_key(kernel_ir: str, lowering: str) -> str:
   return hashlib.sha256(text.encode()).hexdigest()
 
 
-_unusable: set[Path] = set()  # folders that could not be created or written: the disk cache is off for them
-
-
-def disable(folder: Path, error: OSError) -> None:
-  if folder not in _unusable and DEBUG >= 1: print(f"kernel cache: cannot use {folder} ({error}); running without the disk cache")
+def disable(folder: Path, reason: str, untrusted: bool) -> None:
+  if folder in _unusable: return
   _unusable.add(folder)
+  message = f"kernel cache: not using {folder}: {reason}; running without the disk cache"
+  if untrusted: warnings.warn(message, RuntimeWarning, stacklevel=2)
+  elif DEBUG >= 1: print(message)
 
 
-def usable_dir() -> Path | None:
-  """The cache folder, created if missing; None when the cache is off or the folder is unusable."""
+def distrust(st: os.stat_result, directory: bool = False) -> str | None:
+  """Why a file or folder (`st`: fstat of its open descriptor) could hold someone else's bytes, or None."""
+  if not (stat.S_ISDIR if directory else stat.S_ISREG)(st.st_mode): return f"it is not a {'directory' if directory else 'regular file'}"
+  if st.st_uid != os.geteuid(): return f"it is owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+  if st.st_mode & 0o022: return f"it is writable by others (mode {stat.S_IMODE(st.st_mode):o}; chmod go-w it)"
+  return None
+
+
+def open_folder() -> int | None:
+  """A descriptor of the checked cache folder (created with mode 0700 if missing), or None: cache off, folder unusable or refused."""
   if (folder := cache_dir()) is None or folder in _unusable: return None
-  try: folder.mkdir(parents=True, exist_ok=True)
+  try:
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
   except OSError as error:
-    disable(folder, error)
+    if folder.is_symlink(): disable(folder, "it is a symbolic link", untrusted=True)
+    else: disable(folder, str(error), untrusted=False)
     return None
-  return folder
+  if (problem := distrust(os.fstat(descriptor), directory=True)) is None: return descriptor
+  os.close(descriptor)
+  disable(folder, problem, untrusted=True)
+  return None
+
+
+@contextmanager
+def cache_folder() -> Iterator[int | None]:
+  descriptor = open_folder()
+  try: yield descriptor
+  finally:
+    if descriptor is not None: os.close(descriptor)
+
+
+def open_checked(folder: int, name: str) -> int:
+  """A read descriptor of `name` in the folder. FileNotFoundError: missing; OSError: a symlink or a file not to trust."""
+  descriptor = os.open(name, READ, dir_fd=folder)
+  if (problem := distrust(os.fstat(descriptor))) is None: return descriptor
+  os.close(descriptor)
+  raise OSError(f"{name}: {problem}")
+
+
+def write_file(folder: int, name: str, data: bytes) -> None:
+  """Replace `name` in the folder by `data` atomically (mode 0600 whatever the umask)."""
+  temporary = f".{secrets.token_hex(8)}.tmp"
+  try:
+    with open(os.open(temporary, CREATE, 0o600, dir_fd=folder), "wb") as file: file.write(data)
+    os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+  except BaseException:
+    with suppress(OSError): os.unlink(temporary, dir_fd=folder)
+    raise
+
+
+def read_index(folder: int) -> dict[str, str]:
+  """The index's entries (key -> digest, oldest first), parsed again only when the file changed; empty when missing or refused."""
+  global _index_memo
+  try: descriptor = open_checked(folder, "index")
+  except FileNotFoundError: return {}
+  except OSError as error:
+    if DEBUG >= 1: print(f"kernel cache: ignoring the index: {error}")
+    return {}
+  with open(descriptor, "rb") as file:
+    st = os.fstat(descriptor)
+    if (signature := (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)) != _index_memo[0]:
+      lines = file.read().decode("ascii", "replace").splitlines()
+      _index_memo = (signature, dict(line.split(" ") for line in lines if INDEX_LINE.fullmatch(line)))
+  return _index_memo[1]
 
 
 def elf_problem(data: bytes) -> str | None:
@@ -70,53 +154,76 @@ def elf_problem(data: bytes) -> str | None:
   return None
 
 
-def entry_problem(data: bytes, record: str) -> str | None:
-  """Why a library's bytes do not match its record ("size sha256") or are not a whole library, or None."""
-  size, _, digest = record.strip().partition(" ")
-  if not size.isdigit() or int(size) != len(data): return f"size {len(data)} does not match the record"
-  if hashlib.sha256(data).hexdigest() != digest: return "checksum mismatch"
-  return elf_problem(data)
-
-
-def open_copy(folder: Path, data: bytes, kernels: list[str]) -> tuple[ctypes.CDLL, dict[str, int]]:
-  """dlopen a private copy of validated bytes (a unique name: the loader cannot take it for another library) and find
-  the kernels' packed entries. OSError: it did not load; AttributeError: a kernel is missing."""
-  descriptor, name = tempfile.mkstemp(dir=folder, suffix=".so")
+def open_copy(folder: int, data: bytes, kernels: list[str]) -> tuple[ctypes.CDLL, dict[str, int]]:
+  """dlopen a private copy of validated bytes and find the kernels' packed entries. The copy has a unique name (the loader
+  cannot take it for another library) reached through the folder's descriptor (no path to swap meanwhile).
+  OSError: it did not load; AttributeError: a kernel is missing."""
+  name = f".{secrets.token_hex(8)}.so"
   try:
-    with os.fdopen(descriptor, "wb") as copy: copy.write(data)
-    handle = ctypes.CDLL(name)
-  finally: os.unlink(name)
+    with open(os.open(name, CREATE, 0o600, dir_fd=folder), "wb") as file: file.write(data)
+    handle = ctypes.CDLL(f"/proc/self/fd/{folder}/{name}")
+  finally:
+    with suppress(OSError): os.unlink(name, dir_fd=folder)
   return handle, {kernel: ctypes.cast(handle[f"_mlir_{kernel}"], ctypes.c_void_p).value for kernel in kernels}
 
 
 def load(key: str, kernels: list[str]) -> tuple[ctypes.CDLL, dict[str, int]] | None:
-  """The cached library for `key` and the packed entry of each kernel, or None (missing, corrupt, unloadable)."""
-  if (folder := usable_dir()) is None: return None
-  library, record = folder / f"{key}.so", folder / f"{key}.sha256"
-  try: problem = entry_problem(data := library.read_bytes(), record.read_text())
-  except FileNotFoundError: return None
-  except (OSError, UnicodeDecodeError) as error: problem = str(error)
-  if problem is None:
-    try: return open_copy(folder, data, kernels)
-    except (OSError, AttributeError) as error: problem = f"it does not load: {error}"
-  if DEBUG >= 1: print(f"kernel cache: dropping entry {key[:12]}: {problem}")
-  try:
-    library.unlink(missing_ok=True)
-    record.unlink(missing_ok=True)
-  except OSError as error: disable(folder, error)
+  """The cached library for `key` and the packed entry of each kernel, or None (no entry; missing, refused, corrupt, unloadable)."""
+  with cache_folder() as folder:
+    if folder is None or (digest := read_index(folder).get(key)) is None: return None
+    library = f"{digest}.so"
+    try:
+      with open(open_checked(folder, library), "rb") as file: data = file.read()
+      problem = "checksum mismatch" if hashlib.sha256(data).hexdigest() != digest else elf_problem(data)
+    except FileNotFoundError: return None
+    except OSError as error: problem = str(error)
+    if problem is None:
+      try: return open_copy(folder, data, kernels)
+      except (OSError, AttributeError) as error: problem = f"it does not load: {error}"
+    if DEBUG >= 1: print(f"kernel cache: dropping entry {key[:12]}: {problem}")
+    with suppress(OSError): os.unlink(library, dir_fd=folder)
   return None
 
 
-def store(key: str, engine: ExecutionEngine) -> None:
-  """Link the engine's object code into `key`'s library (atomically: a half-written entry is never visible)."""
-  if (folder := usable_dir()) is None or (compiler := shutil.which("cc") or shutil.which("gcc")) is None: return
+def link(engine: ExecutionEngine) -> bytes | None:
+  """The engine's object code linked into a shared library (in a private scratch folder), or None without a C compiler driver."""
+  if (compiler := shutil.which("cc") or shutil.which("gcc")) is None: return None
+  with tempfile.TemporaryDirectory() as scratch:
+    obj, library = os.path.join(scratch, "kernels.o"), os.path.join(scratch, "kernels.so")
+    engine.dump_to_object_file(obj)
+    if subprocess.run([compiler, "-shared", "-o", library, obj, "-lm"], capture_output=True).returncode != 0: return None
+    return Path(library).read_bytes()
+
+
+def add_entry(folder: int, key: str, data: bytes) -> None:
+  """Store the library under its digest and map `key` to it in the index, under the lock. Beyond PYTC_CACHE_ENTRIES the oldest
+  entries go, with the libraries no remaining entry uses."""
+  lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
   try:
-    with tempfile.TemporaryDirectory(dir=folder) as scratch:
-      obj, library = os.path.join(scratch, "kernels.o"), os.path.join(scratch, "kernels.so")
-      engine.dump_to_object_file(obj)
-      if subprocess.run([compiler, "-shared", "-o", library, obj, "-lm"], capture_output=True).returncode != 0: return
-      data = Path(library).read_bytes()
-      Path(scratch, "record").write_text(f"{len(data)} {hashlib.sha256(data).hexdigest()}\n")
-      os.replace(library, folder / f"{key}.so")
-      os.replace(os.path.join(scratch, "record"), folder / f"{key}.sha256")
-  except OSError as error: disable(folder, error)
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    if not (entries := dict(read_index(folder))): remove_libraries(folder, os.listdir(folder))  # none is known to be pytc's own
+    entries.pop(key, None)
+    entries[key] = digest = hashlib.sha256(data).hexdigest()
+    write_file(folder, f"{digest}.so", data)
+    excess = max(0, len(entries) - max(1, int(os.environ.get("PYTC_CACHE_ENTRIES", "4096"))))
+    evicted = {entries.pop(oldest) for oldest in list(entries)[:excess]}
+    write_file(folder, "index", "".join(f"{k} {d}\n" for k, d in entries.items()).encode())
+    remove_libraries(folder, [f"{unused}.so" for unused in evicted - set(entries.values())])
+  finally: os.close(lock)
+
+
+def remove_libraries(folder: int, names: list[str]) -> None:
+  """Delete the named libraries and checksum records (never the temporary files of writers and loaders: `.*`)."""
+  for name in names:
+    if name.endswith((".so", ".sha256")) and not name.startswith("."):
+      with suppress(OSError): os.unlink(name, dir_fd=folder)
+
+
+def store(key: str, engine: ExecutionEngine) -> None:
+  """Add the engine's kernels to the cache under `key` (a half-written entry is never visible)."""
+  with cache_folder() as folder:
+    if folder is None: return
+    try:
+      if (data := link(engine)) is not None: add_entry(folder, key, data)
+    except OSError as error:
+      if DEBUG >= 1: print(f"kernel cache: could not store entry {key[:12]}: {error}")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from pytc.dialects import uop
-from pytc.passes import PASSES, PipelineError, pass_manager, split_top_level
+from pytc.passes import PASSES, PipelineError, pass_manager
 
 SPLIT_MARKER = re.compile(r"^// -----.*$", re.M)
 EXPECTED = re.compile(r"expected-(error|warning|note|remark)\s*(?:@([+-]\d+|above|below))?\s*\{\{(.*?)\}\}")
@@ -68,7 +68,7 @@ def run_chunk(text: str, args: argparse.Namespace, pipeline: str) -> tuple[str |
   try:
     module = ir.Module.parse(text, context)
     if pipeline:
-      pm = pass_manager(pipeline, context)
+      pm = pass_manager(pipeline, context, debug=args.debug or None)
       if args.mlir_print_ir_after_all: pm.enable_ir_printing(print_after_all=True)
       pm.run(module.operation)
     return str(module), diagnostics
@@ -90,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
   parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
   parser.add_argument("--list-passes", action="store_true", help="list pytc's passes and exit")
+  parser.add_argument("--debug", action="store_true", help="print the Python traceback of an internal error in a pytc pass (as DEBUG=1 does)")
   return parser
 
 
@@ -103,7 +104,10 @@ def shorthand_pipeline(flags: list[str]) -> str:
 
 
 def list_passes() -> str:
-  lines = ["pytc passes:"] + [f"  {p.argument:<26} {p.description}" for p in sorted(PASSES.values(), key=lambda p: p.argument)]
+  lines = ["pytc passes: {options and their defaults}"]
+  for info in sorted(PASSES.values(), key=lambda p: p.argument):
+    options = " ".join(str(option) for option in info.options().values())
+    lines.append(f"  {info.argument:<26} {info.description}" + (f" {{{options}}}" if options else ""))
   lines.append("Upstream MLIR passes (canonicalize, cse, convert-*-to-llvm, ...) are accepted by their mlir-opt names.")
   return "\n".join(lines)
 
@@ -127,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     shorthand = shorthand_pipeline(rest)
     if shorthand and args.pass_pipeline: raise PipelineError("use either --pass-pipeline or -<pass> flags, not both")
     pipeline = args.pass_pipeline or shorthand
-    split_top_level(pipeline)
+    if pipeline: pass_manager(pipeline, uop.context())  # every pass and option checked before any input is read
   except PipelineError as error:
     print(f"pytc-opt: error: {error}", file=sys.stderr)
     return 1

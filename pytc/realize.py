@@ -12,21 +12,23 @@ from pytc.compiler import COMPILE_LOCK, Schedule, compile_kernels, context, sche
 from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
-from pytc.helpers import DEBUG, GlobalCounters, getenv
+from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
 from pytc.runtime.ops_cpu import Kernargs
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 
 
-_schedules: dict[int, Schedule] = {}
+# The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its compiled kernels
+# (about 1 MB for a small graph the JIT compiled, tens of KB loaded from the disk cache); a TinyJit capture holds its own programs.
+_schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256))
 # Taken around a timeline value and its submit: threads must submit timeline values in increasing order.
 SUBMIT_LOCK = threading.Lock()
 
 
 class Captures(threading.local):
   """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
-  list in `launches` gets (device, [(kernel entry, its buffers, extent)]) from every realize, each in `keys` the (key buffer,
-  call number) of every random call."""
+  list in `launches` gets (device, [(kernel entry, its buffers, extent)], the Program holding those entries' code) from every
+  realize, each in `keys` the (key buffer, call number) of every random call."""
   def __init__(self) -> None:
     self.jits: list = []
     self.launches: list[list] = []
@@ -82,7 +84,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
     if stamps: queue.timestamp(stamps[-1][1])
     queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
     if stamps: queue.timestamp(stamps[-1][2])
-  for recorder in CAPTURES.launches: recorder.append((device, record))
+  for recorder in CAPTURES.launches: recorder.append((device, record, program))
   with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9

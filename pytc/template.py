@@ -8,9 +8,10 @@ from collections.abc import Callable
 
 from pytc.dtype import DType
 from pytc.graph import LazyOp, arg_key
+from pytc.helpers import LRUCache, getenv
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
-_TEMPLATES: dict[tuple, tuple[Step, ...] | None] = {}
+_TEMPLATES: LRUCache[tuple, tuple[Step, ...] | None] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
 TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
 

@@ -772,12 +772,15 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
 
   @staticmethod
   def from_blob(ptr: int, shape: tuple[int, ...], dtype: DType | None = None, device: str | None = None, owner: object = None) -> Tensor:
-    """A tensor over host memory at address `ptr`, without a copy (CPU devices only). The memory must stay valid and
-    unchanged while the tensor is in use: pass the object that owns it (say, the NumPy array) as `owner` to keep it alive."""
+    """A tensor over host memory at address `ptr`, without a copy (CPU devices only). The address is trusted: kernels read
+    and write it directly. Only a null address, or a range [ptr, ptr + size in bytes) that is not all mapped in this process,
+    is refused (ValueError) up front; memory that is mapped but not the caller's to use is not caught. The memory must stay
+    valid and unchanged while the tensor is in use: pass the object that owns it (say, the NumPy array) as `owner` to keep it alive."""
     device, dtype, shape = Device.canonicalize(device), dtype or dtypes.default_float, tuple(shape)
     if not device.startswith("CPU"): raise ValueError(f"from_blob wraps host memory, so only CPU devices, not {device}")
-    if not ptr: raise ValueError("from_blob needs a non-null pointer")
-    raw = Device[device].wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    if not ptr: raise ValueError(f"from_blob needs a non-null pointer, got {ptr!r}")
+    try: raw = Device[device].wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    except ValueError as error: raise ValueError(f"from_blob: {error}") from None
     return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape, raw)))
 
   def to(self, device: str | None) -> Tensor:

@@ -64,16 +64,19 @@ class Signal:
   def timestamp_ns(self) -> int: return self._memory.timestamp_ns
 
   def wait(self, value: int, timeout: float | None = None) -> None:
-    """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30)."""
+    """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30), and
+    `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped)."""
+    if self._memory.value >= value: return
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0) if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
-    changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal
+    changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal, stops or resets
+    failure, epoch = getattr(self.owner, "failure", None), getattr(self.owner, "epoch", 0)
     while self._memory.value < value:
-      if (error := getattr(self.owner, "error", None)) is not None: raise DeviceError(error)
+      if failure is not None and (error := failure(epoch)) is not None: raise DeviceError(error)
       if time.perf_counter() > deadline:
         raise SignalTimeout(f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}")
       if changed is not None:
-        with changed: changed.wait_for(lambda: self._memory.value >= value, timeout=0.001)
+        with changed: changed.wait_for(lambda: self._memory.value >= value or self.owner.stopped_since(epoch), timeout=0.001)
       else:
         spins += 1
         time.sleep(0 if spins < 1000 else 0.0005)

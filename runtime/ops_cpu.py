@@ -3,12 +3,14 @@ thread executes HCQ command buffers, so the host keeps running while kernels exe
 finds the queue idle and waits on no signal runs at once on the submitting thread)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import mmap
 import os
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections import OrderedDict
 
 import numpy as np
 
@@ -17,6 +19,35 @@ from pytc.runtime.hcq import DeviceError, HWQueue, Op, Packet, Signal, SignalTim
 from pytc.runtime.workers import Workers
 
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
+SIGNAL, WAIT = Op.SIGNAL, Op.WAIT
+ENTRY_WRAPPERS = 4096  # kernel entries a queue keeps callable wrappers for (programs come and go: the schedule cache evicts them)
+
+
+def _msync() -> ctypes._CFuncPtr | None:
+  try: msync = ctypes.CDLL(None, use_errno=True).msync
+  except (OSError, AttributeError, TypeError): return None  # no C library to ask (not a POSIX system)
+  msync.argtypes, msync.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
+  return msync
+
+
+_MSYNC, MS_ASYNC = _msync(), 1
+
+
+def mapped(address: int, nbytes: int) -> bool:
+  """Whether every page of [address, address + nbytes) is mapped in this process: msync fails (ENOMEM) on a range with a hole.
+  It cannot tell readable memory from a mapping that forbids access; True where the system cannot be asked."""
+  if not 0 < address < address + max(nbytes, 1) <= 1 << 64: return False
+  if _MSYNC is None or nbytes <= 0: return True
+  start = address & ~(mmap.PAGESIZE - 1)
+  return _MSYNC(start, address + nbytes - start, MS_ASYNC) == 0
+
+
+def default_pool_bytes() -> int:
+  """How many bytes of freed buffers a CPU device keeps for reuse unless PYTC_FREE_POOL_BYTES says: 1 GiB, or an eighth of
+  the machine's memory when that is less."""
+  try: memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+  except (ValueError, OSError, AttributeError): memory = 8 << 30
+  return min(1 << 30, memory // 8)
 
 
 class CPUBuffer:
@@ -71,35 +102,49 @@ class CPUQueue:
   def __init__(self, device: CPUDevice, name: str):
     self.device, self._pending = device, queue.SimpleQueue()
     self._entries: dict[int, ctypes._CFuncPtr] = {}
-    self._state, self._executing, self._outstanding = threading.Lock(), threading.Lock(), 0
+    # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
+    self._state, self._executing, self._outstanding = threading.RLock(), threading.Lock(), 0
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes) -> None:
-    try: packets = list(decode(command_buffer))
-    except ValueError: packets = None  # malformed: the worker reports it as a device error
+    """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing packet.
+    On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone already, and
+    resets the device either way (see CPUDevice)."""
+    try: packets, malformed = list(decode(command_buffer)), None
+    except ValueError as error:
+      packets, malformed = [], error
+      with contextlib.suppress(ValueError): packets.extend(decode(command_buffer))  # the whole packets before the error
+    timeline, last_value, waits = self.device.timeline.address, 0, False
+    for packet in packets:
+      if packet.op is SIGNAL and packet.fields[0] == timeline: last_value = max(last_value, packet.fields[1])
+      elif packet.op is WAIT: waits = True
     with self._state:
-      inline = self._outstanding == 0 and packets is not None and not any(packet.op is Op.WAIT for packet in packets)
+      epoch = self.device._admit(last_value)
+      inline = self._outstanding == 0 and not waits
       self._outstanding += 1
       if inline: self._executing.acquire()
-    if inline: self._execute_packets(packets)
-    else: self._pending.put(command_buffer)
+    if inline: self._execute_packets(epoch, packets, malformed)
+    else: self._pending.put((epoch, packets, malformed))
 
   def _run(self) -> None:
     while True:
-      command_buffer = self._pending.get()
+      epoch, packets, malformed = self._pending.get()
       self._executing.acquire()
-      self._execute_packets(decode(command_buffer))  # decoded lazily: a malformed buffer fails in the try below
+      self._execute_packets(epoch, packets, malformed)
 
-  def _execute_packets(self, packets: Iterable[Packet]) -> None:
-    """Run one command buffer's packets holding the execution lock (released here); an error (a malformed buffer
-    included) stops the queue, and waiters on this device's signals raise DeviceError."""
+  def _execute_packets(self, epoch: int, packets: list[Packet], malformed: ValueError | None) -> None:
+    """Run one command buffer's packets holding the execution lock (released here); dropped when the queue stopped, or was
+    reset since the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
+    position = 0
     try:
-      if self.device.error is None:
-        for packet in packets: self._execute(packet)
+      if epoch == self.device.epoch and self.device.error is None:
+        for packet in packets:
+          self._execute(packet)
+          position += 1
+        if malformed is not None: raise malformed
     except Exception as error:
-      with self.device.changed:
-        self.device.error = f"{self.device.name} queue stopped: {type(error).__name__}: {error}"
-        self.device.changed.notify_all()
+      where = f"packet {position} ({packets[position].op.name})" if position < len(packets) else f"packet {position} (malformed)"
+      self.device._stop(epoch, f"{self.device.name} queue stopped at {where} of a command buffer: {type(error).__name__}: {error}")
     finally:
       self._executing.release()
       with self._state: self._outstanding -= 1
@@ -107,8 +152,10 @@ class CPUQueue:
   def _execute(self, packet: Packet) -> None:
     if packet.op is Op.EXEC:
       entry, kernargs, slices = packet.fields[:3]
-      if entry not in self._entries: self._entries[entry] = KERNEL_ABI(entry)
-      if slices <= 1: self._entries[entry](kernargs + 8)
+      if (function := self._entries.get(entry)) is None:
+        if len(self._entries) >= ENTRY_WRAPPERS: self._entries.clear()
+        function = self._entries[entry] = KERNEL_ABI(entry)
+      if slices <= 1: function(kernargs + 8)
       else: self._split(entry, kernargs, slices)
     elif packet.op is Op.SIGNAL:
       with self.device.changed:
@@ -134,26 +181,62 @@ class CPUQueue:
 
 
 class CPUDevice:
-  """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions."""
+  """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions.
+
+  A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming the
+  packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped queue
+  resets it by itself, after raising the error itself when no waiter has raised it yet. Freed buffers are kept for reuse up
+  to PYTC_FREE_POOL_BYTES (default: see default_pool_bytes), those freed longest ago released first."""
   def __init__(self, name: str = "CPU"):
-    self.name, self.error = name, None
-    self.changed = threading.Condition()  # notified whenever the queue writes a signal or stops
+    self.name, self.error, self.epoch = name, None, 0  # error: why the queue stopped; epoch: resets so far
+    self.changed = threading.Condition()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = os.cpu_count() or 1
     self.workers = Workers(self.cores - 1)
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
+    self._stopped_at, self._timeline_submitted, self._reported = 0, 0, False  # timeline values reached at the stop and submitted
+    self._failures: dict[int, tuple[str, int]] = {}  # epoch -> (the error that ended it, the timeline value reached by then)
+    self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
+    self.pool_bytes: int = getenv("PYTC_FREE_POOL_BYTES", default_pool_bytes())
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
+    self._freed_order: OrderedDict[CPUBuffer, None] = OrderedDict()  # the pooled buffers, freed longest ago first
+    self._pooled, self._pool_lock = 0, threading.RLock()  # re-entrant: a garbage collection inside may free a buffer
 
   def alloc(self, nbytes: int) -> CPUBuffer:
-    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped); list.pop is atomic, so
-    threads allocating at once never take the same one."""
-    try: return self._free_buffers[nbytes].pop()
-    except (KeyError, IndexError): return CPUBuffer(nbytes)
+    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
+    with self._pool_lock:
+      if pooled := self._free_buffers.get(nbytes):
+        buffer = pooled.pop()
+        del self._freed_order[buffer]
+        self._pooled -= nbytes
+        return buffer
+    return CPUBuffer(nbytes)
 
-  def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer: return CPUBuffer.wrap(address, nbytes, owner)
+  def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer:
+    """Host memory at `address` used in place; ValueError unless all of it is mapped (a wrong address would crash a kernel)."""
+    if not mapped(address, nbytes): raise ValueError(f"the {nbytes} bytes at address {address:#x} are not all mapped in this process")
+    return CPUBuffer.wrap(address, nbytes, owner)
 
   def free(self, buffer: CPUBuffer) -> None:
-    if not buffer.borrowed: self._free_buffers.setdefault(buffer.nbytes, []).append(buffer)
+    """Keep `buffer` for reuse; beyond `pool_bytes` pooled, the buffers freed longest ago go back to the system (one larger
+    than `pool_bytes` at once)."""
+    if buffer.borrowed or buffer.nbytes > self.pool_bytes: return
+    released: list[CPUBuffer] = []
+    with self._pool_lock:
+      if (same_size := self._free_buffers.get(buffer.nbytes)) is None:
+        if len(self._free_buffers) > 2 * len(self._freed_order) + 64:  # forget the sizes with nothing pooled (amortized)
+          self._free_buffers = {nbytes: pooled for nbytes, pooled in self._free_buffers.items() if pooled}
+        same_size = self._free_buffers[buffer.nbytes] = []
+      same_size.append(buffer)
+      self._freed_order[buffer] = None
+      self._pooled += buffer.nbytes
+      while self._pooled > self.pool_bytes and self._freed_order:
+        released.append(oldest := self._freed_order.popitem(last=False)[0])
+        self._free_buffers[oldest.nbytes].remove(oldest)
+        self._pooled -= oldest.nbytes
+    released.clear()  # their memory goes back here, outside the lock
+
+  def pooled_bytes(self) -> int: return self._pooled
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
   def queue(self) -> HWQueue: return HWQueue()
 
@@ -162,5 +245,61 @@ class CPUDevice:
     return self.timeline_value
 
   def synchronize(self, timeout: float | None = None) -> None:
+    """Wait until the queue ran everything submitted. DeviceError when it stopped, or when a reset dropped work this thread
+    submitted before this call."""
+    submitted = self._unsynchronized.__dict__
+    epochs = list(submitted.items())
+    submitted.clear()
     self.timeline.wait(self.timeline_value, timeout)
-    if self.error is not None: raise DeviceError(self.error)
+    for epoch, value in epochs:
+      if (epoch != self.epoch or self.error is not None) and (error := self.failure(epoch, value)) is not None: raise DeviceError(error)
+
+  def reset(self) -> str | None:
+    """Recover a stopped queue: waiters on the device's signals raise DeviceError, the command buffers it had queued are
+    dropped, and the timeline counts them as finished, so later submits run and synchronize() returns. Returns the error it
+    cleared, None when the queue was running (then nothing changes). A kernel still running cannot be stopped."""
+    with self.compute._state: error = self._recover()
+    self._unsynchronized.__dict__.clear()  # the caller was told
+    return error
+
+  def stopped_since(self, epoch: int) -> bool: return self.error is not None or self.epoch != epoch
+
+  def failure(self, epoch: int, value: int = 0) -> str | None:
+    """The error that stopped the queue in `epoch` (stopped now, or reset since), or None. With `value`: None also when the
+    timeline had reached `value` by then (that work finished). A returned error counts as raised, in the calling thread."""
+    if epoch == self.epoch: error, reached = self.error, self._stopped_at
+    else: error, reached = self._failures.get(epoch, (f"{self.name} queue stopped and was reset", -1))
+    if error is None or 0 < value <= reached: return None
+    self._reported = True
+    self._unsynchronized.__dict__.pop(epoch, None)  # this thread is told: its next synchronize() does not raise it again
+    return error
+
+  def _admit(self, timeline_value: int) -> int:
+    """The epoch a command buffer that signals the timeline up to `timeline_value` runs in (under the queue's state lock). On a
+    stopped queue it resets the device first, raising the error (and dropping the buffer) when no waiter has raised it yet."""
+    if (error := self.error) is not None:
+      reported = self._reported
+      if not reported:
+        self._timeline_submitted = max(self._timeline_submitted, timeline_value)  # counted as dropped
+        self._unsynchronized.__dict__.pop(self.epoch, None)  # this thread is told below
+      self._recover()
+      if not reported: raise DeviceError(error)
+    if timeline_value:  # what synchronize() waits for: it checks that this thread's work was not dropped
+      self._timeline_submitted = max(self._timeline_submitted, timeline_value)
+      self._unsynchronized.__dict__[self.epoch] = timeline_value
+    return self.epoch
+
+  def _stop(self, epoch: int, error: str) -> None:
+    with self.changed:
+      if self.error is None and self.epoch == epoch: self.error, self._stopped_at = error, self.timeline.value
+      self.changed.notify_all()
+
+  def _recover(self) -> str | None:
+    with self.changed:
+      if (error := self.error) is None: return None
+      self._failures[self.epoch] = (error, self._stopped_at)
+      self._failures.pop(self.epoch - 64, None)  # a waiter from that long ago is told the queue stopped, without the reason
+      self.timeline.value = max(self.timeline.value, self._timeline_submitted)
+      self.epoch, self.error, self._reported = self.epoch + 1, None, False
+      self.changed.notify_all()
+    return error

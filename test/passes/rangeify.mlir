@@ -553,17 +553,6 @@ func.func @empty_dim(%a: tensor<0x4xf32>) {
 
 // -----
 
-// A function without a sink is not a graph and is left alone.
-// CHECK-LABEL: func.func @not_a_graph
-// CHECK-NEXT: uop.neg %{{.*}} : tensor<4xf32>
-// CHECK-NOT: uop.range
-func.func @not_a_graph(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %n = uop.neg %a : tensor<4xf32>
-  return %n : tensor<4xf32>
-}
-
-// -----
-
 // A whole-tensor reduction read back everywhere is read from its 1x1 buffer, not recomputed by the
 // reader (its computation and a read of it have the same indices).
 // CHECK-LABEL: func.func @sub_global_max

@@ -92,26 +92,30 @@ def test_an_unusable_cache_folder_only_turns_the_disk_cache_off(tmp_path, monkey
   assert folder in kernel_cache._unusable
 
 
-def test_a_truncated_library_with_a_matching_record_is_never_loaded(tmp_path, monkeypatch):
+def cache_entry(folder) -> tuple[str, object]:
+  """The key and library of the only entry in the cache folder's index."""
+  ((key, digest),) = (line.split(" ") for line in (folder / "index").read_text().splitlines())
+  return key, folder / f"{digest}.so"
+
+
+def test_a_truncated_library_indexed_with_its_own_digest_is_never_loaded(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(21)
-  (library,) = tmp_path.glob("*.so")
-  key, record = library.stem, library.with_suffix(".sha256")
+  key, library = cache_entry(tmp_path)
   assert kernel_cache.load(key, []) is not None  # the intact entry loads
   truncated = library.read_bytes()[:library.stat().st_size * 3 // 4]
-  library.write_bytes(truncated)
-  record.write_text(f"{len(truncated)} {hashlib.sha256(truncated).hexdigest()}\n")
+  (library := tmp_path / f"{hashlib.sha256(truncated).hexdigest()}.so").write_bytes(truncated)
+  (tmp_path / "index").write_text(f"{key} {library.stem}\n")
 
   def refuse(*args, **kwargs): raise AssertionError("an invalid library reached dlopen")
   monkeypatch.setattr(ctypes, "CDLL", refuse)
-  assert kernel_cache.load(key, []) is None
-  assert not library.exists() and not record.exists()
+  assert kernel_cache.load(key, []) is None and not library.exists()
 
 
-def test_a_library_that_disagrees_with_its_record_is_dropped(tmp_path, monkeypatch):
+def test_a_library_that_disagrees_with_its_digest_is_dropped(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(22)
-  (library,) = tmp_path.glob("*.so")
+  key, library = cache_entry(tmp_path)
   data = library.read_bytes()
   library.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit flipped
-  assert kernel_cache.load(library.stem, []) is None and not library.exists()
+  assert kernel_cache.load(key, []) is None and not library.exists()

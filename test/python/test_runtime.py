@@ -169,3 +169,62 @@ def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
   for thread in threads: thread.start()
   for thread in threads: thread.join()
   for k, (_, out) in enumerate(buffers): assert read(out).tolist() == list(np.arange(4096) * k + 1.0)
+
+
+@pytest.fixture
+def short_queue_waits(monkeypatch):
+  from pytc.helpers import getenv
+  monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
+  getenv.cache_clear()
+  yield
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+
+def test_reset_drops_queued_buffers_and_moves_the_timeline(short_queue_waits):
+  device = CPUDevice()
+  later, after = device.new_signal(), device.new_signal()
+  device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  device.queue().signal(later, 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  with pytest.raises(DeviceError, match=r"packet 0 \(WAIT\)"): device.synchronize(timeout=10)
+  assert "timed out" in device.reset() and device.error is None
+  assert later.value == 0 and device.timeline.value == device.timeline_value  # dropped, and counted as finished
+  device.synchronize(timeout=10)
+  device.queue().signal(after, 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  device.synchronize(timeout=10)
+  assert after.value == 1 and later.value == 0
+
+
+def test_submit_to_a_stopped_queue_raises_the_unreported_error_once():
+  device = CPUDevice()
+  done = device.new_signal()
+  device.compute.submit(b"\x63" + bytes(7))
+  with pytest.raises(DeviceError, match="unknown opcode 99"): device.queue().signal(done, 1).submit(device.compute)
+  assert done.value == 0 and device.error is None
+  device.queue().signal(done, 2).submit(device.compute)
+  assert done.value == 2
+
+
+def test_work_dropped_by_a_stop_is_reported_to_its_thread_after_another_thread_reset():
+  device = CPUDevice()
+  gate, submitted, reset_done, outcome = Signal(), threading.Event(), threading.Event(), []
+  stops = HWQueue().wait(gate, 1).signal(device.timeline, device.next_timeline_value()).bytes() + b"\x63" + bytes(7)
+  device.compute.submit(stops)
+
+  def other_thread() -> None:
+    device.queue().signal(device.timeline, device.next_timeline_value()).submit(device.compute)  # queued behind `stops`
+    submitted.set()
+    reset_done.wait(10)
+    try: device.synchronize(timeout=10)
+    except DeviceError as error: outcome.append(error)
+
+  thread = threading.Thread(target=other_thread)
+  thread.start()
+  submitted.wait(10)
+  gate.value = 1
+  with pytest.raises(DeviceError, match="unknown opcode"): device.new_signal().wait(1, timeout=10)
+  device.queue().signal(device.timeline, device.next_timeline_value()).submit(device.compute)  # resets: the error was raised
+  device.synchronize(timeout=10)
+  reset_done.set()
+  thread.join()
+  assert len(outcome) == 1 and "unknown opcode" in str(outcome[0])

@@ -29,13 +29,14 @@ func.func @index_level(%a: tensor<4x8xf32>) {
 
 // -----
 
-// Buffers, stores, loop ends and launches.
+// Buffers, stores, loop ends and launches (of a declared kernel).
 // CHECK-LABEL: func.func @buffer_level(
 // CHECK:         %[[B:.*]] = uop.buffer : memref<4xf32>
 // CHECK:         %[[W:.*]] = uop.store %{{.*}}, %[[B]][%{{.*}}] : memref<4xf32>
 // CHECK:         %[[E:.*]] = uop.end %[[W]] over(%{{.*}}) : memref<4xf32>
 // CHECK:         uop.index %[[E]][%{{.*}}] : memref<4xf32>
 // CHECK:         uop.launch @kernel(%[[E]], %{{.*}}) : memref<4xf32>, memref<4xf32>
+func.func private @kernel(memref<4xf32>, memref<4xf32>)
 func.func @buffer_level(%in: memref<4xf32>) {
   %i = uop.range loop 4 id 0
   %x = uop.index %in[%i] : memref<4xf32>

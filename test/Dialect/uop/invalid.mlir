@@ -664,3 +664,176 @@ func.func @cast_tensor_to_scalar(%a: tensor<4xf32>) {
   %0 = "uop.cast"(%a) : (tensor<4xf32>) -> f32
   return
 }
+
+// -----
+
+// pad: a result dim past int64.
+func.func @pad_overflow(%x: tensor<2xf32>) {
+  // expected-error @+1 {{'uop.pad' op padding dim 0 of size 2 by 9223372036854775806 and 0 overflows int64}}
+  %0 = uop.pad %x low [9223372036854775806] high [0] : tensor<2xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// range_reduce: a range reduced twice.
+func.func @range_reduce_duplicate(%a: tensor<4xf32>) {
+  %k = uop.range reduce 4 id 1
+  %x = uop.index %a[%k] : tensor<4xf32>
+  // expected-error @+1 {{'uop.range_reduce' op range with id 1 appears more than once}}
+  %s = uop.range_reduce add %x over (%k, %k) : f32
+  return
+}
+
+// -----
+
+// range_reduce: a loop range is a dim of the result, not reduced.
+func.func @range_reduce_loop(%a: tensor<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  // expected-error @+1 {{'uop.range_reduce' op reduces over the loop range with id 0}}
+  %s = uop.range_reduce add %x over (%i) : f32
+  return
+}
+
+// -----
+
+// index: an unguarded range past the dim reads out of bounds.
+func.func @index_range_past_dim(%a: tensor<4x8xf32>) {
+  %i = uop.range loop 8 id 0
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{'uop.index' op range of size 8 indexes dim 0 of size 4}}
+  %x = uop.index %a[%i, %c0] : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// index: a constant outside the dim.
+func.func @index_constant_outside(%a: memref<4xf32>) {
+  %c = arith.constant -1 : index
+  // expected-error @+1 {{'uop.index' op index -1 is outside dim 0 of size 4}}
+  %x = uop.index %a[%c] : memref<4xf32>
+  return
+}
+
+// -----
+
+// index: a guarded read may index past the buffer where the guard is false (padding).
+func.func @index_guarded(%a: tensor<4xf32>) {
+  %i = uop.range loop 6 id 0
+  %c4 = arith.constant 4 : index
+  %inside = arith.cmpi ult, %i, %c4 : index
+  %x = uop.index %a[%i] if %inside : tensor<4xf32>
+  return
+}
+
+// -----
+
+// store: a range past the dim writes out of bounds.
+func.func @store_range_past_dim(%m: memref<4xf32>, %v: f32) {
+  %r = uop.range loop 5 id 0
+  // expected-error @+1 {{'uop.store' op range of size 5 indexes dim 0 of size 4}}
+  %w = uop.store %v, %m[%r] : memref<4xf32>
+  return
+}
+
+// -----
+
+// store: a constant outside the dim.
+func.func @store_constant_outside(%m: memref<1x4xf32>, %v: f32) {
+  %c1 = arith.constant 1 : index
+  %r = uop.range loop 4 id 0
+  // expected-error @+1 {{'uop.store' op index 1 is outside dim 0 of size 1}}
+  %w = uop.store %v, %m[%c1, %r] : memref<1x4xf32>
+  return
+}
+
+// -----
+
+// store: one range for two dims writes the diagonal only.
+func.func @store_range_twice(%m: memref<4x4xf32>, %v: f32) {
+  %r = uop.range loop 4 id 3
+  // expected-error @+1 {{'uop.store' op range with id 3 appears more than once}}
+  %w = uop.store %v, %m[%r, %r] : memref<4x4xf32>
+  return
+}
+
+// -----
+
+// end: closes the loops of a store.
+func.func @end_not_store(%m: memref<4xf32>) {
+  %r = uop.range loop 4 id 0
+  // expected-error @+1 {{'uop.end' op closes the loops of a value that is not a uop.store}}
+  %e = uop.end %m over (%r) : memref<4xf32>
+  return
+}
+
+// -----
+
+// end: only ranges are closed.
+func.func @end_constant(%m: memref<1xf32>, %v: f32) {
+  %c0 = arith.constant 0 : index
+  %w = uop.store %v, %m[%c0] : memref<1xf32>
+  // expected-error @+1 {{'uop.end' op closes a value that is not a uop.range}}
+  %e = uop.end %w over (%c0) : memref<1xf32>
+  return
+}
+
+// -----
+
+// end: every range of the store is closed.
+func.func @end_leaves_open(%m: memref<4x8xf32>, %v: f32) {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %w = uop.store %v, %m[%i, %j] : memref<4x8xf32>
+  // expected-error @+1 {{'uop.end' op leaves the store's range with id 1 open}}
+  %e = uop.end %w over (%i) : memref<4x8xf32>
+  return
+}
+
+// -----
+
+// end: a range that the store does not index.
+func.func @end_foreign_range(%m: memref<4xf32>, %v: f32) {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %w = uop.store %v, %m[%i] : memref<4xf32>
+  // expected-error @+1 {{'uop.end' op closes range with id 1, which does not index the store}}
+  %e = uop.end %w over (%i, %j) : memref<4xf32>
+  return
+}
+
+// -----
+
+// end: a range closed twice.
+func.func @end_duplicate(%m: memref<4xf32>, %v: f32) {
+  %i = uop.range loop 4 id 0
+  %w = uop.store %v, %m[%i] : memref<4xf32>
+  // expected-error @+1 {{'uop.end' op range with id 0 appears more than once}}
+  %e = uop.end %w over (%i, %i) : memref<4xf32>
+  return
+}
+
+// -----
+
+// bufferize: a size-1 dim takes the constant 0.
+func.func @bufferize_unit_dim_nonzero(%a: tensor<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %r = uop.range loop 4 id 0
+  %x = uop.index %a[%r] : tensor<4xf32>
+  // expected-error @+1 {{'uop.bufferize' op dim 0 of size 1 needs a uop.range or the constant 0}}
+  %b = uop.bufferize %x over (%c1, %r) {reason = "output"} : f32 -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+// bufferize: one range for two dims.
+func.func @bufferize_range_twice(%a: tensor<4xf32>) {
+  %r = uop.range loop 4 id 2
+  %x = uop.index %a[%r] : tensor<4xf32>
+  // expected-error @+1 {{'uop.bufferize' op range with id 2 appears more than once}}
+  %b = uop.bufferize %x over (%r, %r) {reason = "output"} : f32 -> tensor<4x4xf32>
+  return
+}

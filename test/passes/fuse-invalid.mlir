@@ -1,0 +1,38 @@
+// RUN: pytc-opt %s --split-input-file --verify-diagnostics -pytc-fuse
+
+// pytc-fuse decides which materializations of a rangeified graph stay: a tensor-level graph has none yet.
+func.func @tensor_level(%a: tensor<4xf32>) {
+  %n = uop.neg %a : tensor<4xf32>
+  // expected-error @+1 {{pytc-fuse expects a graph rangeified by pytc-rangeify, but @tensor_level is a tensor-level graph: run pytc-rangeify first}}
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// After pytc-bufferize the materializations are buffers: too late to fuse them.
+func.func @bufferized(%a: memref<4xf32>, %out: memref<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  // expected-error @+1 {{pytc-fuse expects a graph rangeified by pytc-rangeify, but @bufferized is a bufferized graph already (pytc-bufferize ran): run pytc-fuse before pytc-bufferize}}
+  %w = uop.store %x, %out[%i] : memref<4xf32>
+  %e = uop.end %w over (%i) : memref<4xf32>
+  uop.sink %e : memref<4xf32>
+  return
+}
+
+// -----
+
+func.func @E_4(%out: memref<4xf32>, %a: memref<4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %w = uop.store %x, %out[%i] : memref<4xf32>
+  %e = uop.end %w over (%i) : memref<4xf32>
+  return
+}
+func.func @split(%a: memref<4xf32>, %out: memref<4xf32>) {
+  // expected-error @+1 {{pytc-fuse expects a graph rangeified by pytc-rangeify, but @split is a graph split into kernel launches already (pytc-split-kernels ran): run pytc-fuse before pytc-bufferize}}
+  uop.launch @E_4(%out, %a) : memref<4xf32>, memref<4xf32>
+  uop.sink %out : memref<4xf32>
+  return
+}
