@@ -54,9 +54,15 @@ _unusable: set[Path] = set()  # folders refused or unusable: the disk cache is o
 _index_memo: tuple[tuple[int, ...], dict[str, str]] = ((), {})  # the index last parsed: its (device, inode, mtime, size), entries
 
 
+def entry_limit() -> int:
+  """PYTC_CACHE_ENTRIES, or its default 4096 when unset or not a number."""
+  text = os.environ.get("PYTC_CACHE_ENTRIES", "").strip()
+  return int(text) if text.isdigit() else 4096
+
+
 def cache_dir() -> Path | None:
   """The cache folder, or None with PYTC_CACHE=0 (read at every call, unlike pytc's other flags: tests and tools switch folders)."""
-  if not int(os.environ.get("PYTC_CACHE", "1")): return None
+  if os.environ.get("PYTC_CACHE", "1").strip() == "0": return None
   return Path(os.environ.get("PYTC_CACHE_DIR") or Path.home() / ".cache" / "pytc")
 
 
@@ -205,7 +211,7 @@ def add_entry(folder: int, key: str, data: bytes) -> None:
     entries.pop(key, None)
     entries[key] = digest = hashlib.sha256(data).hexdigest()
     write_file(folder, f"{digest}.so", data)
-    excess = max(0, len(entries) - max(1, int(os.environ.get("PYTC_CACHE_ENTRIES", "4096"))))
+    excess = max(0, len(entries) - max(1, entry_limit()))
     evicted = {entries.pop(oldest) for oldest in list(entries)[:excess]}
     write_file(folder, "index", "".join(f"{k} {d}\n" for k, d in entries.items()).encode())
     remove_libraries(folder, [f"{unused}.so" for unused in evicted - set(entries.values())])
