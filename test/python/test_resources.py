@@ -16,21 +16,11 @@ import numpy as np
 import pytest
 
 from pytc import Device, GlobalCounters, Tensor, TinyJit, graph, realize, template
-from pytc.helpers import LRUCache, getenv
+from pytc.helpers import LRUCache
 from pytc.runtime import DeviceError, Signal
 from pytc.runtime.ops_cpu import CPUDevice
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def short_waits(monkeypatch):
-  """PYTC_WAIT_TIMEOUT of 0.05 s for the queue's WAIT packets; host waits in the tests pass their own, longer timeout."""
-  monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
-  getenv.cache_clear()
-  yield
-  monkeypatch.undo()
-  getenv.cache_clear()
 
 
 def submit_unsatisfiable_wait(device) -> None:

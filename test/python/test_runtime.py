@@ -171,17 +171,7 @@ def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
   for k, (_, out) in enumerate(buffers): assert read(out).tolist() == list(np.arange(4096) * k + 1.0)
 
 
-@pytest.fixture
-def short_queue_waits(monkeypatch):
-  from pytc.helpers import getenv
-  monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
-  getenv.cache_clear()
-  yield
-  monkeypatch.undo()
-  getenv.cache_clear()
-
-
-def test_reset_drops_queued_buffers_and_moves_the_timeline(short_queue_waits):
+def test_reset_drops_queued_buffers_and_moves_the_timeline(short_waits):
   device = CPUDevice()
   later, after = device.new_signal(), device.new_signal()
   device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
