@@ -49,9 +49,10 @@ def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
   return dependencies(value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and v not in stop)
 
 
-def op_weight(op: ir.Operation) -> int:
-  if not op.name.startswith("uop.") or op.name in ("uop.range", "uop.const"): return 0
-  return 4 if op.name in TRANSCENDENTAL else 1
+OP_WEIGHT = {"uop.range": 0, "uop.const": 0} | dict.fromkeys(TRANSCENDENTAL, 4)  # other uop ops weigh 1, other dialects' 0
+
+
+def op_weight(op: ir.Operation) -> int: return OP_WEIGHT.get(op.name, 1) if op.name.startswith("uop.") else 0
 
 
 def weight(ops: list[ir.Operation]) -> int: return sum(map(op_weight, ops))
@@ -299,7 +300,27 @@ def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: 
     if any(r.owner.name == "uop.range" and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
     ops = cone(root.operands[0], materialized)
     if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if op.name == "uop.index"}) > max_buffers:
-      Cutter(root, ops, materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
+      Cutter(root, deepest_first(root.operands[0], ops), materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
+
+
+def deepest_first(value: ir.Value, ops: list[ir.Operation]) -> list[ir.Operation]:
+  """`ops` (the computation of `value`, each after its operands) in an order where of an op's operands the one with the
+  longest chain of ops behind it comes first, as in register allocation for expression trees: few values are live at
+  once. A nest of selects (a concatenation) then computes each part just before it joins the others, not all first."""
+  defining, operands, depth = {}, {}, {}
+  for op in ops:
+    result = op.results[0]
+    defining[result], operands[result] = op, list(op.operands)
+    depth[result] = 1 + max((depth.get(v, 0) for v in operands[result]), default=0)
+  order, seen, stack = [], set(), [(value, False)]
+  while stack:
+    v, expanded = stack.pop()
+    if expanded: order.append(defining[v])
+    elif v in defining and v not in seen:
+      seen.add(v)
+      stack.append((v, True))
+      stack.extend((u, False) for u in sorted(reversed(operands[v]), key=lambda u: depth.get(u, 0)))  # the deepest popped first
+  return order
 
 
 class Cutter:
@@ -308,7 +329,7 @@ class Cutter:
   one, the values computed before it and used from it on (live across the cut) are each materialized, over the ranges
   they depend on (in the order of the kernel's own), and the ops from there on read them back: each is a kernel of its
   own, computing the part of the segment it depends on, reading at most the segment's buffers. Past three quarters of
-  a limit a segment also ends where at most one value is live, so that few kernels recompute a shared part. Reads
+  `max_ops` a segment also ends where at most one value is live, so that few kernels recompute a shared part. Reads
   (at index arithmetic) are read again after a cut rather than copied, and index arithmetic is recomputed. A value
   inside a reduction's body is materialized over its open reduce ranges too, by a copy of its computation over new
   loop ranges in their place (at most MAX_SPLIT_ELEMENTS elements: a matmul's body stays whole); when a live value
@@ -327,50 +348,57 @@ class Cutter:
     self.segment, self.weight, self.buffers = 0, 0, set()
     self.counted: dict[ir.Value, int] = {}  # a read -> the last segment that counts it
     self.next_id: int | None = None
+    self.waited: str | None = None  # why a cut was due where a live value could not be materialized
 
   def run(self) -> None:
     for p, op in enumerate(self.ops):
-      self.describe(op)
-      added, buffers = self.cost(op)
-      if self.weight and not self.blocking and (why := self.why_cut(added, buffers)):
-        self.cut(p, why)
-        self.describe(op)
-        added, buffers = self.cost(op)
+      name, operands, result = op.name, list(op.operands), op.results[0]
+      self.describe(name, operands, result)
+      added, buffers = self.cost(name, operands, result)
+      if self.weight and (why := self.why_cut(added, buffers, early=not self.blocking and len(self.live) <= 1)):
+        if self.blocking: self.waited = self.waited or why
+        else:
+          self.cut(p, why)
+          operands = list(op.operands)
+          self.describe(name, operands, result)
+          added, buffers = self.cost(name, operands, result)
       self.weight += added
-      self.buffers |= buffers
-      for v in op.operands:
+      if buffers: self.buffers |= buffers
+      for v in operands:
         if self.kind.get(v) == READ: self.counted[v] = self.segment
         if v in self.live and self.last_use[v] == p:
           del self.live[v]
           self.blocking.discard(v)
-      for r in op.results:
-        if self.kind[r] == COMPUTED and self.last_use.get(r, -1) > p:
-          self.live[r] = None
-          if not self.materializable(r): self.blocking.add(r)
+      if self.kind[result] == COMPUTED and self.last_use.get(result, -1) > p:
+        self.live[result] = None
+        if not self.materializable(result): self.blocking.add(result)
+    if self.explain and self.waited:
+      print(f"pytc-fuse: left a part of {self.root.results[0].type} whole ({self.waited}): a value inside a reduction's body "
+            f"(over {MAX_SPLIT_ELEMENTS} elements) or of index type cannot be materialized", file=sys.stderr)
 
-  def describe(self, op: ir.Operation) -> None:
-    """Record what `op`'s results are and the ranges they depend on."""
-    ranges = frozenset().union(*(self.ranges.get(v, frozenset()) for v in op.operands))
-    free = all(self.kind.get(v, FREE) == FREE for v in op.operands[1 if op.name == "uop.index" else 0:])
-    if op.name == "uop.range": ranges, kind = frozenset(op.results), FREE
-    elif op.name == "uop.range_reduce": ranges, kind = ranges - frozenset(op.operands[1:]), COMPUTED
-    elif op.name == "uop.index": kind = READ if free else COMPUTED
-    elif op.name == "uop.const" or not op.name.startswith("uop."): kind = FREE if free else COMPUTED
+  def describe(self, name: str, operands: list[ir.Value], result: ir.Value) -> None:
+    """Record what an op's result is and the ranges it depends on (ops in a kernel have one result)."""
+    ranges = frozenset().union(*(self.ranges.get(v, frozenset()) for v in operands))
+    free = all(self.kind.get(v, FREE) == FREE for v in operands[1 if name == "uop.index" else 0:])
+    if name == "uop.range": ranges, kind = frozenset([result]), FREE
+    elif name == "uop.range_reduce": ranges, kind = ranges - frozenset(operands[1:]), COMPUTED
+    elif name == "uop.index": kind = READ if free else COMPUTED
+    elif name == "uop.const" or not name.startswith("uop."): kind = FREE if free else COMPUTED
     else: kind = COMPUTED
-    for r in op.results: self.kind[r], self.ranges[r] = kind, ranges
+    self.kind[result], self.ranges[result] = kind, ranges
 
-  def cost(self, op: ir.Operation) -> tuple[int, set[ir.Value]]:
-    """The op weight and the buffers `op` adds to the segment: a read counts where it is used, once per segment."""
-    reads = {v for v in op.operands if self.kind.get(v) == READ and self.counted.get(v) != self.segment}
-    if op.name == "uop.index" and self.kind[op.results[0]] == READ: added, buffers = len(reads), set()
-    else: added, buffers = op_weight(op) + len(reads), {op.operands[0]} if op.name == "uop.index" else set()
-    return added, ({read.owner.operands[0] for read in reads} | buffers) - self.buffers
+  def cost(self, name: str, operands: list[ir.Value], result: ir.Value) -> tuple[int, set[ir.Value]]:
+    """The op weight and the buffers an op adds to the segment: a read counts where it is used, once per segment."""
+    reads = {v for v in operands if self.kind.get(v) == READ and self.counted.get(v) != self.segment}
+    if name == "uop.index" and self.kind[result] == READ: added, buffers = 0, set()
+    else: added, buffers = OP_WEIGHT.get(name, 1) if name.startswith("uop.") else 0, {operands[0]} if name == "uop.index" else set()
+    if not reads and not buffers: return added, buffers
+    return added + len(reads), ({read.owner.operands[0] for read in reads} | buffers) - self.buffers
 
-  def why_cut(self, added: int, buffers: set[ir.Value]) -> str | None:
-    weight, reads, few_live = self.weight + added, len(self.buffers) + len(buffers), len(self.live) <= 1
-    if weight > self.max_ops or few_live and weight > self.max_ops * 3 // 4: return f"a kernel would exceed {self.max_ops} ops"
-    if reads > self.max_buffers or few_live and buffers and reads > max(1, self.max_buffers * 3 // 4):
-      return f"a kernel would read more than {self.max_buffers} buffers"
+  def why_cut(self, added: int, buffers: set[ir.Value], early: bool) -> str | None:
+    weight = self.weight + added
+    if weight > self.max_ops or early and weight > self.max_ops * 3 // 4: return f"a kernel would exceed {self.max_ops} ops"
+    if len(self.buffers) + len(buffers) > self.max_buffers: return f"a kernel would read more than {self.max_buffers} buffers"
     return None
 
   def materializable(self, v: ir.Value) -> bool:

@@ -2,6 +2,8 @@
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_buffers=1},canonicalize,cse)' | FileCheck %s --check-prefix=LIMIT
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=5},canonicalize,cse)' | FileCheck %s --check-prefix=OPS
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=16 max_buffers=4},canonicalize,cse)' | FileCheck %s --check-prefix=SPLIT
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=16 max_buffers=4 explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT-EXPLAIN
 
 // The decisions printed with explain=1, in the order of the chunks below; within a graph the
 // candidate saving the most bytes (the larger buffer) is decided first.
@@ -246,5 +248,146 @@ func.func @column_max(%a: tensor<4x8xf32>) {
   %e = uop.expand %m : tensor<1x8xf32> -> tensor<4x8xf32>
   %s = uop.add %a, %e : tensor<4x8xf32>
   uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A single-use chain has no candidate; past max_ops (16; read 1 + neg 1 each) its kernel is cut. Past three quarters of
+// the limit a cut comes where one value is live: the 11th neg is stored over the kernel's range, the rest reads it.
+// SPLIT-LABEL: func.func @split_chain
+// SPLIT: %[[I:.*]] = uop.range loop 4 id 0
+// SPLIT-COUNT-11: uop.neg
+// SPLIT-NEXT: %[[S:.*]] = uop.bufferize %{{.*}} over(%[[I]]) {fuse = "split: a kernel would exceed 16 ops", reason = "split"} : f32 -> tensor<4xf32>
+// SPLIT-NEXT: %[[R:.*]] = uop.index %[[S]][%[[I]]] : tensor<4xf32>
+// SPLIT-NEXT: uop.neg %[[R]] : f32
+// SPLIT-COUNT-8: uop.neg
+// SPLIT-NEXT: uop.bufferize %{{.*}} over(%[[I]]) {reason = "output"}
+// SPLIT-EXPLAIN: pytc-fuse: split tensor<4xf32> before op 13 of 22 (a kernel would exceed 16 ops: weight 12, 1 buffers): materialize 1 values
+func.func @split_chain(%a: tensor<4xf32>) {
+  %0 = uop.neg %a : tensor<4xf32>
+  %1 = uop.neg %0 : tensor<4xf32>
+  %2 = uop.neg %1 : tensor<4xf32>
+  %3 = uop.neg %2 : tensor<4xf32>
+  %4 = uop.neg %3 : tensor<4xf32>
+  %5 = uop.neg %4 : tensor<4xf32>
+  %6 = uop.neg %5 : tensor<4xf32>
+  %7 = uop.neg %6 : tensor<4xf32>
+  %8 = uop.neg %7 : tensor<4xf32>
+  %9 = uop.neg %8 : tensor<4xf32>
+  %10 = uop.neg %9 : tensor<4xf32>
+  %11 = uop.neg %10 : tensor<4xf32>
+  %12 = uop.neg %11 : tensor<4xf32>
+  %13 = uop.neg %12 : tensor<4xf32>
+  %14 = uop.neg %13 : tensor<4xf32>
+  %15 = uop.neg %14 : tensor<4xf32>
+  %16 = uop.neg %15 : tensor<4xf32>
+  %17 = uop.neg %16 : tensor<4xf32>
+  %18 = uop.neg %17 : tensor<4xf32>
+  %19 = uop.neg %18 : tensor<4xf32>
+  uop.sink %19 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A sum of six tensors (one broadcast along rows) reads more than max_buffers (4): the partial sum of the first four is
+// stored, and the rest of the kernel reads it and the last two.
+// SPLIT-LABEL: func.func @split_wide
+// SPLIT-SAME: (%[[A:[a-z0-9]+]]: tensor<4x8xf32>, %[[B:[a-z0-9]+]]: tensor<8xf32>, %[[C:[a-z0-9]+]]: tensor<4x8xf32>, %[[D:[a-z0-9]+]]: tensor<4x8xf32>, %[[E:[a-z0-9]+]]: tensor<4x8xf32>, %[[F:[a-z0-9]+]]: tensor<4x8xf32>)
+// SPLIT: %[[I:.*]] = uop.range loop 4 id 0
+// SPLIT: %[[J:.*]] = uop.range loop 8 id 1
+// SPLIT: uop.index %[[B]][%[[J]]] : tensor<8xf32>
+// SPLIT: uop.index %[[D]][%[[I]], %[[J]]]
+// SPLIT-NEXT: %[[P:.*]] = uop.add
+// SPLIT-NEXT: %[[S:.*]] = uop.bufferize %[[P]] over(%[[I]], %[[J]]) {fuse = "split: a kernel would read more than 4 buffers", reason = "split"}
+// SPLIT-NEXT: %[[R:.*]] = uop.index %[[S]][%[[I]], %[[J]]] : tensor<4x8xf32>
+// SPLIT-NEXT: %[[EE:.*]] = uop.index %[[E]][%[[I]], %[[J]]]
+// SPLIT-NEXT: uop.add %[[R]], %[[EE]]
+// SPLIT-NEXT: uop.index %[[F]][%[[I]], %[[J]]]
+// SPLIT-NEXT: uop.add
+// SPLIT-NEXT: uop.bufferize %{{.*}} over(%[[I]], %[[J]]) {reason = "output"}
+func.func @split_wide(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>, %e: tensor<4x8xf32>, %f: tensor<4x8xf32>) {
+  %be = uop.reshape %b : tensor<8xf32> -> tensor<1x8xf32>
+  %bx = uop.expand %be : tensor<1x8xf32> -> tensor<4x8xf32>
+  %0 = uop.add %a, %bx : tensor<4x8xf32>
+  %1 = uop.add %0, %c : tensor<4x8xf32>
+  %2 = uop.add %1, %d : tensor<4x8xf32>
+  %3 = uop.add %2, %e : tensor<4x8xf32>
+  %4 = uop.add %3, %f : tensor<4x8xf32>
+  uop.sink %4 : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// A value broadcast along the output's rows is stored over the one range it depends on.
+// SPLIT-LABEL: func.func @split_broadcast
+// SPLIT: %[[J:.*]] = uop.range loop 8 id 1
+// SPLIT: %[[S:.*]] = uop.bufferize %{{.*}} over(%[[J]]) {fuse = "split: a kernel would exceed 16 ops", reason = "split"} : f32 -> tensor<8xf32>
+// SPLIT-NEXT: uop.index %[[S]][%[[J]]] : tensor<8xf32>
+// SPLIT: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
+func.func @split_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  %0 = uop.exp2 %b : tensor<8xf32>
+  %1 = uop.exp2 %0 : tensor<8xf32>
+  %2 = uop.exp2 %1 : tensor<8xf32>
+  %3 = uop.exp2 %2 : tensor<8xf32>
+  %4 = uop.exp2 %3 : tensor<8xf32>
+  %be = uop.reshape %4 : tensor<8xf32> -> tensor<1x8xf32>
+  %bx = uop.expand %be : tensor<1x8xf32> -> tensor<4x8xf32>
+  %s = uop.add %a, %bx : tensor<4x8xf32>
+  uop.sink %s : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Inside a reduction's body a value varies with the reduce range: it is stored over a new loop range in its place (its
+// computation copied there), and the body reads it back at the reduce range.
+// SPLIT-LABEL: func.func @split_reduce_body
+// SPLIT: %[[I:.*]] = uop.range loop 4 id 0
+// SPLIT: %[[R:.*]] = uop.range reduce 8 id 1
+// SPLIT: %[[K:.*]] = uop.range loop 8 id 2
+// SPLIT: uop.index %{{.*}}[%[[I]], %[[K]]] : tensor<4x8xf32>
+// SPLIT-COUNT-2: uop.exp2
+// SPLIT-NEXT: %[[S:.*]] = uop.bufferize %{{.*}} over(%[[I]], %[[K]]) {fuse = "split: a kernel would exceed 16 ops", reason = "split"} : f32 -> tensor<4x8xf32>
+// SPLIT: %[[L:.*]] = uop.range loop 8 id 3
+// SPLIT-NEXT: uop.index %[[S]][%[[I]], %[[L]]]
+// SPLIT-COUNT-2: uop.exp2
+// SPLIT-NEXT: %[[T:.*]] = uop.bufferize %{{.*}} over(%[[I]], %[[L]]) {fuse = "split: a kernel would exceed 16 ops", reason = "split"} : f32 -> tensor<4x8xf32>
+// SPLIT-NEXT: uop.index %[[T]][%[[I]], %[[R]]]
+// SPLIT-COUNT-2: uop.exp2
+// SPLIT-NEXT: uop.range_reduce add %{{.*}} over(%[[R]])
+func.func @split_reduce_body(%a: tensor<4x8xf32>) {
+  %0 = uop.exp2 %a : tensor<4x8xf32>
+  %1 = uop.exp2 %0 : tensor<4x8xf32>
+  %2 = uop.exp2 %1 : tensor<4x8xf32>
+  %3 = uop.exp2 %2 : tensor<4x8xf32>
+  %4 = uop.exp2 %3 : tensor<4x8xf32>
+  %5 = uop.exp2 %4 : tensor<4x8xf32>
+  %r = uop.reduce add %5 [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  uop.sink %r : tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// Stored over its reduce range, a value in this reduction's body would take more than 2^22 elements: the kernel is
+// left whole, past max_ops.
+// SPLIT-LABEL: func.func @big_reduce_body
+// SPLIT-NOT: reason = "split"
+// SPLIT-COUNT-6: uop.exp2
+// SPLIT-NEXT: uop.range_reduce add
+// SPLIT-NEXT: uop.bufferize %{{.*}} {reason = "output"}
+// SPLIT-EXPLAIN: pytc-fuse: left a part of tensor<4096x1xf32> whole (a kernel would exceed 16 ops): a value inside a reduction's body
+func.func @big_reduce_body(%a: tensor<4096x2048xf32>) {
+  %0 = uop.exp2 %a : tensor<4096x2048xf32>
+  %1 = uop.exp2 %0 : tensor<4096x2048xf32>
+  %2 = uop.exp2 %1 : tensor<4096x2048xf32>
+  %3 = uop.exp2 %2 : tensor<4096x2048xf32>
+  %4 = uop.exp2 %3 : tensor<4096x2048xf32>
+  %5 = uop.exp2 %4 : tensor<4096x2048xf32>
+  %r = uop.reduce add %5 [1] : tensor<4096x2048xf32> -> tensor<4096x1xf32>
+  uop.sink %r : tensor<4096x1xf32>
   return
 }
