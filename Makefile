@@ -1,18 +1,16 @@
-# `make demo` runs the CPU demo, `make test` runs every test; both build and install pytc into .venv first, and copy the
-# built libraries into the checkout so that Python started in its root imports pytc from the sources.
+# `make demo` runs the CPU demo, `make test` runs every test. Both first install pytc into .venv in editable mode: Python
+# files are imported from the checkout itself (an edit takes effect at once), while the C++ dialect and the C runtime
+# library are built by CMake into build/ and rebuilt here whenever their sources change.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SOURCES := pyproject.toml CMakeLists.txt $(shell find dialects passes pytc runtime -type f -not -path '*/__pycache__/*')
+NATIVE := pyproject.toml CMakeLists.txt $(shell find dialects runtime -type f \( -name '*.td' -o -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 
 .PHONY: demo test lint clean
 
-$(VENV)/installed: $(SOURCES)
+$(VENV)/installed: $(NATIVE)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet '.[test]'
-	installed=$$($(BIN)/python -P -c 'import pytc, pathlib; print(pathlib.Path(pytc.__file__).parent)') && \
-	  cp $$installed/libpytc_uop.so pytc/ && cp $$installed/dialects/_uop_ops_gen.py pytc/dialects/ && \
-	  cp $$installed/runtime/libpytc_parallel.so runtime/
+	$(BIN)/python -m pip install --quiet --editable '.[test]'
 	touch $@
 
 demo: $(VENV)/installed

@@ -88,7 +88,7 @@ PASSES: dict[str, PassInfo] = {}
 def register(argument: str, description: str, takes: tuple[str, ...] = ()) -> Callable[[Callable[..., None]], Callable[..., None]]:
   """Register `fn(module_op, **options)` as the pass `argument`, run on modules whose functions are in the forms `takes`."""
   def wrap(fn: Callable[..., None]) -> Callable[..., None]:
-    from pytc.passes.forms import FORMS
+    from pytc.passes.common.forms import FORMS
     assert argument not in PASSES, f"pass {argument} registered twice"
     assert all(key in FORMS for key in takes), f"pass {argument} takes an unknown form: {takes}"
     PASSES[argument] = PassInfo(argument, description, fn, takes)
@@ -109,7 +109,7 @@ def range_size(r: ir.Value) -> int:
 
 def _as_mlir_pass(info: PassInfo, options: dict[str, object], debug: bool) -> Callable:
   def run(op: ir.Operation, pass_) -> None:
-    from pytc.passes.forms import check_input
+    from pytc.passes.common.forms import check_input
     try:
       with op.context, op.location:
         check_input(op, info.argument, info.takes)
@@ -141,7 +141,7 @@ def report_internal_error(info: PassInfo, module: ir.Operation, error: Exception
 
 def _is_pass_code(filename: str, pass_files: set[str]) -> bool:
   path = os.path.abspath(filename)
-  return path in pass_files or os.path.dirname(path) == os.path.dirname(os.path.abspath(__file__))
+  return path in pass_files or path.startswith(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 def _frame(frame: traceback.FrameSummary) -> str:
@@ -240,5 +240,5 @@ def pass_manager(pipeline: str, context: ir.Context, debug: bool | None = None) 
   return pm
 
 
-for _module in pkgutil.iter_modules(__path__):
-  importlib.import_module(f"{__name__}.{_module.name}")
+for _module in pkgutil.walk_packages(__path__, f"{__name__}."):
+  importlib.import_module(_module.name)

@@ -6,7 +6,7 @@ from importlib.metadata import version
 from mlir import ir
 
 from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE, context, run_pipeline
-from pytc.opt import read_text
+from pytc.pytc_opt import read_text
 from pytc.runtime import DEVICES
 
 

@@ -1,5 +1,7 @@
 """Flags from the environment, counters and small shared utilities."""
+import ctypes
 import functools
+import importlib
 import math
 import os
 import threading
@@ -9,6 +11,15 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T", int, float, str)
 K, V = TypeVar("K", bound=Hashable), TypeVar("V")
+
+
+def package_library(package: str, name: str) -> ctypes.CDLL:
+  """Load the shared library `name` that the build put into `package` (in a source checkout installed editable, the
+  package's folders are the sources and the built files' folder: every one of them is searched)."""
+  folders = importlib.import_module(package).__path__
+  if (path := next((p for folder in folders if (p := os.path.join(folder, name)) and os.path.exists(p)), None)) is None:
+    raise ImportError(f"{name} is not built (looked in {', '.join(folders)}): install pytc with `make` or `pip install .`")
+  return ctypes.CDLL(path)
 
 
 @functools.cache

@@ -4,9 +4,10 @@ polls for the next launch for a while before it sleeps, so back-to-back launches
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
 
-_library = ctypes.CDLL(str(Path(__file__).resolve().with_name("libpytc_parallel.so")))
+from pytc.helpers import package_library
+
+_library = package_library("pytc.runtime", "libpytc_parallel.so")
 _library.pytc_parallel_start.argtypes, _library.pytc_parallel_start.restype = [ctypes.c_int], ctypes.c_int
 _library.pytc_parallel_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
 _library.pytc_parallel_run.restype = None

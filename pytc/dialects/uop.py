@@ -5,9 +5,10 @@ elsewhere gets it with `pytc.dialects.uop.load_dialect(ctx)`.
 """
 import ctypes
 import enum
-from pathlib import Path
 
 from mlir import ir
+
+from pytc.helpers import package_library
 
 from ._ods_common import _cext
 from ._uop_ops_gen import *  # noqa: F403
@@ -15,7 +16,7 @@ from ._uop_ops_gen import _Dialect  # noqa: F401
 
 _cext.globals.append_dialect_search_prefix("pytc.dialects")  # op views of uop ops resolve here, without import lookups
 
-_library = ctypes.CDLL(str(Path(__file__).resolve().parent.parent / "libpytc_uop.so"))
+_library = package_library("pytc", "libpytc_uop.so")
 _library.pytcLoadUOpDialect.argtypes = [ctypes.c_void_p]
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pytc import Tensor
-from pytc.passes.fuse import weight
+from pytc.passes.scheduling.fuse import weight
 from pytc.realize import schedule
 
 MAX_OPS, MAX_BUFFERS = 2000, 16  # pytc-fuse's defaults, as the realize pipeline runs it

@@ -10,7 +10,7 @@ from mlir import ir
 
 from pytc import helpers
 from pytc.compiler import CompileError, context, run_pipeline
-from pytc.opt import main
+from pytc.pytc_opt import main
 from pytc.passes import PASSES, Count, PassError, PipelineError, Within, pass_manager, register
 
 GRAPH = """func.func @graph(%a: tensor<4xf32>) {

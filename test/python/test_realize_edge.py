@@ -218,7 +218,7 @@ def test_same_under_compares_deep_computations():
   from mlir import ir
 
   from pytc.compiler import context
-  from pytc.passes.lower_vector import same_under
+  from pytc.passes.cpu.lower_vector import same_under
   def chain(arg: str, prefix: str, constant: str) -> str:
     return "\n".join(f"%{prefix}{i + 1} = arith.addf %{prefix}{i}, %{constant} : f32" for i in range(3000)).replace(f"%{prefix}0,", f"%{arg},")
   text = (f"func.func @f(%a: f32, %b: f32) {{\n%one = arith.constant 1.0 : f32\n%two = arith.constant 2.0 : f32\n{chain('a', 'x', 'one')}\n"

@@ -10,8 +10,8 @@ from mlir import ir
 from mlir.dialects import arith, math
 
 from pytc.passes import PassError
-from pytc.passes.lanes import shaped, splat
-from pytc.passes.transcendental import APPROXIMATIONS
+from pytc.passes.codegen.lanes import shaped, splat
+from pytc.passes.codegen.transcendental import APPROXIMATIONS
 
 Lowering = Callable[..., ir.Value]
 

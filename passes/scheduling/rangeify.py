@@ -23,8 +23,8 @@ from mlir import ir
 from mlir.dialects import arith, func
 
 from pytc.passes import PassError, functions_with, register
-from pytc.passes.scalar import element_type
-from pytc.passes.symbolic import Emitter, Lin, Range
+from pytc.passes.codegen.scalar import element_type
+from pytc.passes.common.symbolic import Emitter, Lin, Range
 
 Condition = tuple[Lin, int, int]  # low <= lin <= high
 Emitting = Generator[tuple[ir.Value, tuple[Lin, ...], frozenset[Condition]], ir.Value, ir.Value]  # see Rangeifier.emit

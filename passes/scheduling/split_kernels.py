@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from pytc.passes import functions_with, register
-from pytc.passes.clone import clone, dependencies, erase_dead
+from pytc.passes.common.clone import clone, dependencies, erase_dead
 
 BUFFER_ROOTS = ("uop.buffer", "uop.end")
 

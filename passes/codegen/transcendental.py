@@ -26,7 +26,7 @@ from mlir import ir
 from mlir.dialects import arith, math, scf, vector
 from numpy.polynomial import chebyshev, polynomial
 
-from pytc.passes.lanes import shaped, splat
+from pytc.passes.codegen.lanes import shaped, splat
 
 
 def float_type(like: ir.Value) -> ir.Type: return shaped(ir.F32Type.get(), like)

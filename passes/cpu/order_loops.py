@@ -13,7 +13,7 @@ innermost output range has at most `max_accumulators` elements, are reordered.
 from mlir import ir
 
 from pytc.passes import Limit, functions_with, range_size, register
-from pytc.passes.clone import dependencies
+from pytc.passes.common.clone import dependencies
 
 
 def top_level_reductions(value: ir.Value) -> list[ir.Operation]:

@@ -19,7 +19,7 @@ from math import prod
 from mlir import ir
 
 from pytc.passes import Count, Limit, functions_with, register
-from pytc.passes.rangeify import array_attr, shape_of
+from pytc.passes.scheduling.rangeify import array_attr, shape_of
 
 LANES = 16
 REDUCE_ADD = 0  # the uop reduce kind of a sum

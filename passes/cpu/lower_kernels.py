@@ -11,8 +11,8 @@ from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from pytc.passes import PassError, functions_with, range_size, register
-from pytc.passes.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
-from pytc.passes.lower_vector import VectorLowering, lower_vector_body
+from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
+from pytc.passes.cpu.lower_vector import VectorLowering, lower_vector_body
 
 
 def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:

@@ -37,7 +37,7 @@ from mlir.dialects import arith
 
 from pytc.helpers import DEBUG
 from pytc.passes import Limit, functions_with, range_size, register
-from pytc.passes.clone import clone, dependencies, unused
+from pytc.passes.common.clone import clone, dependencies, unused
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
 TRANSCENDENTAL = {"uop.exp2", "uop.exp", "uop.log2", "uop.log", "uop.sin", "uop.cos", "uop.sqrt", "uop.pow", "uop.recip"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from pytc.passes import PassError
-from pytc.passes.symbolic import Lin, Range
+from pytc.passes.common.symbolic import Lin, Range
 
 
 @dataclass(frozen=True)
