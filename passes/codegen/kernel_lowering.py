@@ -11,10 +11,21 @@ from mlir import ir
 from mlir.dialects import arith, memref, scf
 
 from pytc.passes import PassError, range_size
-from pytc.passes.common.clone import clone, dependencies
 from pytc.passes.codegen.lanes import shaped
+from pytc.passes.codegen.scalar import (
+  constant,
+  constant_from_attr,
+  is_float,
+  is_unsigned,
+  load,
+  lower_scalar,
+  storage_type,
+  store,
+  through_f32,
+  width,
+)
+from pytc.passes.common.clone import clone, dependencies
 from pytc.passes.cpu.order_loops import top_level_reductions
-from pytc.passes.codegen.scalar import constant, constant_from_attr, is_float, is_unsigned, load, lower_scalar, storage_type, store, through_f32, width
 
 COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
 

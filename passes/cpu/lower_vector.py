@@ -21,12 +21,12 @@ from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.passes import range_size
-from pytc.passes.common.clone import dependencies
-from pytc.passes.scheduling.fuse import weight
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
-from pytc.passes.cpu.order_loops import top_level_reductions
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
+from pytc.passes.common.clone import dependencies
+from pytc.passes.cpu.order_loops import top_level_reductions
 from pytc.passes.cpu.vectorize import pack_values, row_reductions, uniform_roots
+from pytc.passes.scheduling.fuse import weight
 
 
 @dataclass(frozen=True)

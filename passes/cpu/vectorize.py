@@ -31,11 +31,11 @@ from mlir import ir
 
 from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
-from pytc.passes.common.clone import dependencies
-from pytc.passes.scheduling.fuse import weight
 from pytc.passes.codegen.kernel_lowering import free_ranges
-from pytc.passes.cpu.order_loops import top_level_reductions, uses_any
 from pytc.passes.codegen.scalar import is_float
+from pytc.passes.common.clone import dependencies
+from pytc.passes.cpu.order_loops import top_level_reductions, uses_any
+from pytc.passes.scheduling.fuse import weight
 
 PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors

@@ -10,8 +10,8 @@ from mlir import ir
 
 from pytc import helpers
 from pytc.compiler import CompileError, context, run_pipeline
-from pytc.pytc_opt import main
 from pytc.passes import PASSES, Count, PassError, PipelineError, Within, pass_manager, register
+from pytc.pytc_opt import main
 
 GRAPH = """func.func @graph(%a: tensor<4xf32>) {
   %n = uop.neg %a : tensor<4xf32>
