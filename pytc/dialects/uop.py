@@ -4,13 +4,13 @@ pytc's own contexts (`pytc.dialects.uop.context()`) load it already; a context m
 elsewhere gets it with `pytc.dialects.uop.load_dialect(ctx)`.
 """
 import ctypes
-import enum
 
 from mlir import ir
 
 from pytc.helpers import package_library
 
 from ._ods_common import _cext
+from ._uop_enums import RangeKind, ReduceKind  # noqa: F401
 from ._uop_ops_gen import *  # noqa: F403
 from ._uop_ops_gen import _Dialect  # noqa: F401
 
@@ -21,18 +21,6 @@ _library.pytcLoadUOpDialect.argtypes = [ctypes.c_void_p]
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-
-
-class ReduceKind(enum.IntEnum):
-  """The combiner of `uop.reduce`."""
-  add = 0
-  max = 1
-  mul = 2
-
-
-@ir.register_attribute_builder("UOp_ReduceKind")
-def _reduce_kind(kind: ReduceKind, context: ir.Context | None = None) -> ir.Attribute:
-  return ir.IntegerAttr.get(ir.IntegerType.get_signless(32, context=context), int(kind))
 
 
 def load_dialect(context: ir.Context) -> None:
