@@ -14,7 +14,6 @@ from pytc import Device, Tensor, TinyJit
 from pytc.compiler import compile_kernels, context, schedule_graph
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
-from pytc.runtime.ops_cpu import Kernargs
 
 
 def queue_launches(count: int) -> float:
@@ -22,15 +21,14 @@ def queue_launches(count: int) -> float:
   graph = LazyOp("add", dtypes.float32, (16,), "CPU", (x, LazyOp("const", dtypes.float32, (16,), "CPU", arg=1.0)))
   with context(), ir.Location.unknown():
     scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1)
-  program, kernel = compile_kernels(scheduled), scheduled.launches[0].kernel
   device = Device["CPU"]
-  data, out = device.alloc(64), device.alloc(64)
-  args = Kernargs([out.address, data.address, 0, program.extents[kernel]])
+  kernel = compile_kernels(scheduled, device).program.kernels[scheduled.launches[0].kernel]
+  args = kernel.args([device.allocator.alloc(64), device.allocator.alloc(64)])
   queue = device.queue()
-  for _ in range(count): queue.exec(program.entries[kernel], args.address)
+  for _ in range(count): queue.exec(kernel, args)
   queue.signal(device.timeline, device.next_timeline_value())
   start = time.perf_counter()
-  queue.submit(device.compute)
+  queue.submit(device)
   device.synchronize()
   return (time.perf_counter() - start) / count
 

@@ -21,9 +21,11 @@ import time
 from mlir import ir
 
 from pytc import Tensor
-from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
 from pytc.graph import structure_of, to_mlir
 from pytc.passes import split_top_level
+from pytc.runtime.target import host_cpu
 
 
 def chain(n: int) -> Tensor:
@@ -74,7 +76,7 @@ def time_graph(family, n: int, llvm: bool) -> dict[str, float]:
   start = time.perf_counter()
   out = family(n)
   times = {"build": time.perf_counter() - start}
-  pipelines = {"schedule": SCHEDULE_PIPELINE, "kernel": KERNEL_PIPELINE} | ({"cpu": CPU_PIPELINE} if llvm else {})
+  pipelines = {"schedule": SCHEDULE_PIPELINE, "kernel": kernel_pipeline(host_cpu())} | ({"cpu": LLVM_PIPELINE} if llvm else {})
   with context(), ir.Location.unknown():
     start = time.perf_counter()
     pending = [out.lazydata]

@@ -91,7 +91,11 @@ def register(argument: str, description: str, takes: tuple[str, ...] = ()) -> Ca
     from pytc.passes.common.forms import FORMS
     assert argument not in PASSES, f"pass {argument} registered twice"
     assert all(key in FORMS for key in takes), f"pass {argument} takes an unknown form: {takes}"
-    PASSES[argument] = PassInfo(argument, description, fn, takes)
+    info = PassInfo(argument, description, fn, takes)
+    for option in info.options().values():
+      assert option.kind in (int, bool, str), f"pass {argument}: option {option.name} is a {option.kind}, not an int, bool or str"
+      assert option.kind is not int or option.within is not None, f"pass {argument}: int option {option.name} needs a range (Within, Limit, Count)"
+    PASSES[argument] = info
     return fn
   return wrap
 

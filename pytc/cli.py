@@ -5,9 +5,12 @@ from importlib.metadata import version
 
 from mlir import ir
 
-from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
+from pytc.passes.common.attributes import KERNEL
 from pytc.pytc_opt import read_text
-from pytc.runtime import DEVICES
+from pytc.runtime import backends
+from pytc.runtime.target import host_cpu
 
 
 def compile_file(path: str, stage: str) -> int:
@@ -24,10 +27,10 @@ def compile_file(path: str, stage: str) -> int:
     try:
       module = ir.Module.parse(text)
       run_pipeline(module, SCHEDULE_PIPELINE)
-      if stage != "schedule": run_pipeline(module, KERNEL_PIPELINE)
+      if stage != "schedule": run_pipeline(module, kernel_pipeline(host_cpu()))
       if stage == "llvm":
-        for op in [op for op in module.body.operations if "pytc.kernel" not in op.attributes]: op.operation.erase()
-        run_pipeline(module, CPU_PIPELINE)
+        for op in [op for op in module.body.operations if not KERNEL.get(op)]: op.operation.erase()
+        run_pipeline(module, LLVM_PIPELINE)
     except ir.MLIRError as error:
       print(f"pytc: error: {error}", file=sys.stderr)
       return 1
@@ -47,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "llvm: the kernels in the LLVM dialect the JIT takes")
   args = parser.parse_args(argv)
   if args.command == "devices":
-    print("\n".join(DEVICES))
+    print("\n".join(backends()))
     return 0
   return compile_file(args.input, args.stage)
 

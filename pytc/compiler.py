@@ -1,40 +1,22 @@
-"""The compile driver: a `uop` graph module through pytc's scheduling passes to a list of kernel
-launches, and the kernels through the CPU target into one JIT module."""
+"""The compile driver: a `uop` graph module through pytc's scheduling passes to a schedule (its kernel launches in
+order), and the schedule's kernels through a device's compiler to a program loaded on that device."""
 from __future__ import annotations
 
-import _ctypes
-import ctypes
 import os
 import threading
 import time
-import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
-from pytc import kernel_cache
 from pytc.dialects import uop
-from pytc.helpers import DEBUG, cpu_features, getenv
+from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
+from pytc.runtime.device import Binary, Compiled, Program
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
                      "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
 
-
-def vector_lanes() -> int:
-  """32-bit lanes of the vectors pytc-vectorize builds: 16 where the host has AVX-512, else 8 (two registers where
-  they are narrower)."""
-  return 16 if "avx512f" in cpu_features() else 8
-
-
-LANES = vector_lanes()
-# 16 lanes (AVX-512) come with 32 vector registers: room for 8 rows x 2 vectors of accumulators; 8 lanes with 16: 4 rows
-KERNEL_PIPELINE = (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={LANES} rows={8 if LANES == 16 else 4}}}, "
-                   "pytc-lower-kernels, canonicalize{top-down=false})")
-CPU_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
-                "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
-                "convert-cf-to-llvm, reconcile-unrealized-casts)")
 
 _context: ir.Context | None = None
 # Held while pytc builds, schedules or compiles IR: all of it lives in one context, and a schedule's kernels compile once.
@@ -63,27 +45,26 @@ class Temporary:
 
 
 @dataclass(frozen=True)
-class Program:
-  """The kernels of a schedule compiled into one module: `entries` maps kernel names to their packed entry points.
-  `code` keeps that code alive: the ExecutionEngine that JIT-compiled it, or the library loaded from the disk cache."""
-  entries: dict[str, int]
-  extents: dict[str, int]  # the full size of each kernel's outermost parallel range (its last two arguments slice it)
+class Executable:
+  """A schedule's kernels compiled for a device's target and loaded on it: `program.kernels` by name. `kernel_ir` is the IR
+  the binary was built from; `from_disk`: the binary came from the disk cache."""
+  program: Program
+  binary: Binary
   kernel_ir: str
   compile_seconds: float
-  code: object
   from_disk: bool = False
 
 
 @dataclass
 class Schedule:
   """A scheduled graph: its launches in order, the temporary buffers they need, which output buffer each output of the
-  graph is (outputs computing the same value share one), and its kernels (compiled on first use)."""
+  graph is (outputs computing the same value share one), and its kernels, compiled on first use for each device."""
   launches: tuple[Launch, ...]
   temporaries: tuple[Temporary, ...]
   outputs: tuple[int, ...]
   kernels: ir.Module
   schedule_seconds: float
-  program: Program | None = None
+  executables: dict[str, Executable] = field(default_factory=dict)  # by device name
 
 
 
@@ -124,13 +105,12 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
   for i, arg in enumerate(graph.regions[0].blocks[0].arguments): names[arg] = ("input", i) if i < inputs else ("output", i - inputs)
   launches, temporaries, outputs = [], [], ()
   for op in graph.regions[0].blocks[0].operations:
-    if op.operation.name == "uop.buffer":
+    if isinstance(op, uop.BufferOp):
       memref = ir.MemRefType(op.results[0].type)
       names[op.results[0]] = ("temp", len(temporaries))
       temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type)))
-    elif op.operation.name == "uop.launch":
-      launches.append(Launch(ir.FlatSymbolRefAttr(op.attributes["kernel"]).value, tuple(names[v] for v in op.operands)))
-    elif op.operation.name == "uop.sink": outputs = tuple(names[v][1] for v in op.operands)
+    elif isinstance(op, uop.LaunchOp): launches.append(Launch(op.kernel.value, tuple(names[v] for v in op.operands)))
+    elif isinstance(op, uop.SinkOp): outputs = tuple(names[v][1] for v in op.operands)
   return tuple(launches), tuple(temporaries), outputs
 
 
@@ -145,38 +125,32 @@ def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
   return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start)
 
 
-def unloading(program: Program, library: ctypes.CDLL) -> Program:
-  """`program`, set to unmap its `library` (dlclose) once it is garbage collected. Nothing else points into the library: its
-  kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit capture while it can
-  replay), and it exports no symbol another library binds to (ctypes loads it RTLD_LOCAL). At exit it stays mapped: the
-  device's threads may still be in its code."""
-  if (dlclose := getattr(_ctypes, "dlclose", None)) is not None: weakref.finalize(program, dlclose, library._handle).atexit = False
-  return program
+def copy_module(module: ir.Module) -> ir.Module:
+  """A copy of `module` to compile (the schedule keeps its kernels as scheduled, for other targets)."""
+  with module.context, ir.Location.unknown():
+    copy = ir.Module.create()
+    for op in module.body.operations: op.operation.clone(ip=ir.InsertionPoint(copy.body))
+  return copy
 
 
-def compile_kernels(schedule: Schedule, name: str = "graph") -> Program:
-  """Lower the schedule's kernels and JIT them into one module for the CPU (once per schedule, whichever threads ask)."""
-  if schedule.program is not None: return schedule.program
+def compile_kernels(schedule: Schedule, device: Compiled, name: str = "graph") -> Executable:
+  """The schedule's kernels compiled by the device's compiler and loaded on it (once per schedule and device, whichever
+  threads ask; devices of one target share the binary)."""
+  if (executable := schedule.executables.get(device.name)) is not None: return executable
   with COMPILE_LOCK:
-    if schedule.program is None: schedule.program = _compile(schedule, name)
-  return schedule.program
+    if (executable := schedule.executables.get(device.name)) is None:
+      executable = schedule.executables[device.name] = _compile(schedule, device, name)
+  return executable
 
 
-def _compile(schedule: Schedule, name: str) -> Program:
+def _compile(schedule: Schedule, device: Compiled, name: str) -> Executable:
   start = time.perf_counter()
-  run_pipeline(schedule.kernels, KERNEL_PIPELINE, f"{name}/2-kernels")
-  kernel_ir = str(schedule.kernels)
+  target = device.target.cache_key()
+  if (built := next((e for e in schedule.executables.values() if e.binary.target == target), None)) is not None:
+    return Executable(device.program(built.binary), built.binary, built.kernel_ir, time.perf_counter() - start, built.from_disk)
+  try: binary, kernel_ir, from_disk = device.compiler.compile(copy_module(schedule.kernels), run_pipeline, name)
+  except (OSError, RuntimeError) as error:
+    if isinstance(error, CompileError): raise
+    raise CompileError(f"{device.name}: {error}") from error
   if DEBUG >= 4: print(kernel_ir)
-  kernels = sorted({launch.kernel for launch in schedule.launches})
-  extents = {str(ir.StringAttr(op.attributes["sym_name"]).value): ir.IntegerAttr(op.attributes["pytc.extent"]).value
-             for op in schedule.kernels.body.operations if "pytc.extent" in op.attributes}
-  key = kernel_cache.cache_key(kernel_ir, CPU_PIPELINE)
-  if kernels and (cached := kernel_cache.load(key, kernels)) is not None:
-    return unloading(Program(cached[1], extents, kernel_ir, time.perf_counter() - start, cached[0], from_disk=True), cached[0])
-  run_pipeline(schedule.kernels, CPU_PIPELINE, f"{name}/3-cpu")
-  engine = ExecutionEngine(schedule.kernels, opt_level=3, enable_pic=True) if kernels else None
-  entries = {kernel: engine.raw_lookup(kernel) for kernel in kernels}
-  if missing := [kernel for kernel, address in entries.items() if not address]:
-    raise RuntimeError(f"the CPU JIT could not build kernel(s) {', '.join(missing)} (see the JIT error above)")
-  if engine is not None: kernel_cache.store(key, engine)
-  return Program(entries, extents, kernel_ir, time.perf_counter() - start, engine)
+  return Executable(device.program(binary), binary, kernel_ir, time.perf_counter() - start, from_disk)

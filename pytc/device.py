@@ -6,15 +6,16 @@ import threading
 
 import numpy as np
 
-from pytc.dtype import DType, from_numpy, to_numpy
+from pytc.dtype import DType, dtypes, from_numpy, to_numpy
 from pytc.helpers import prod
-from pytc.runtime import DEVICES, open_device
+from pytc.runtime import backends, open_device
 
 
 class _Device:
   def __init__(self) -> None:
     self._opened: dict[str, object] = {}
     self._opening = threading.Lock()  # two threads asking for a device first must not open it twice
+    self._backends: set[str] = set()  # the backend names found so far (looked up again for a name not among them)
     self.DEFAULT: str = self.canonicalize(os.environ.get("PYTC_DEVICE", "CPU"))
 
   def canonicalize(self, name: str | None) -> str:
@@ -22,8 +23,9 @@ class _Device:
     if name is None: return self.DEFAULT
     if not isinstance(name, str): raise TypeError(f"a device is a name like 'CPU', got {type(name).__name__} {name!r}")
     base, _, rest = name.partition(":")
-    if base.upper() not in DEVICES:
-      raise ValueError(f"unknown device '{name}' (available: {', '.join(DEVICES)})")
+    if base.upper() not in self._backends and base.upper() not in (found := backends()):
+      raise ValueError(f"unknown device '{name}' (available: {', '.join(found)})")
+    self._backends.add(base.upper())
     return base.upper() + (f":{rest}" if rest else "")
 
   def __getitem__(self, name: str) -> object:
@@ -43,18 +45,27 @@ class Buffer:
     self.device, self.dtype, self.shape, self.raw = device, dtype, shape, raw
     if raw is None:
       nbytes = prod(shape) * dtype.itemsize
-      try: self.raw = Device[device].alloc(nbytes)
+      try: self.raw = Device[device].allocator.alloc(nbytes)
       except MemoryError: raise MemoryError(f"cannot allocate {nbytes} bytes on {device} for a {dtype.name} buffer of shape {shape}") from None
 
   def __del__(self) -> None:
-    if self.raw is not None and (device := Device._opened.get(self.device)) is not None: device.free(self.raw)
+    if self.raw is not None and (device := Device._opened.get(self.device)) is not None: device.allocator.free(self.raw)
 
   @property
   def address(self) -> int: return self.raw.address
 
-  def copyin(self, array) -> Buffer:
-    self.raw.copyin(memoryview(from_numpy(array, self.dtype).reshape(-1).view(np.uint8)))
+  def copyin(self, data: np.ndarray | bytes | memoryview) -> Buffer:
+    """Write the buffer's contents: an array (converted to its dtype) or raw bytes."""
+    if isinstance(data, np.ndarray): data = from_numpy(data, self.dtype).reshape(-1).view(np.uint8)
+    Device[self.device].allocator.copyin(self.raw, memoryview(data).cast("B"))
     return self
 
-  def numpy(self):
-    return to_numpy(self.raw.as_memoryview(), self.dtype, self.shape)
+  def as_bytes(self) -> bytes:
+    host = bytearray(self.raw.nbytes)
+    Device[self.device].allocator.copyout(memoryview(host), self.raw)
+    return bytes(host)
+
+  def numpy(self) -> np.ndarray:
+    host = np.empty(self.shape, self.dtype.numpy)
+    Device[self.device].allocator.copyout(memoryview(host.reshape(-1).view(np.uint8)), self.raw)
+    return to_numpy(host, self.dtype, self.shape) if self.dtype is dtypes.bfloat16 else host

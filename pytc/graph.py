@@ -7,7 +7,9 @@ import struct
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import func
 
+from pytc.dialects import uop
 from pytc.dtype import DType, dtypes
 from pytc.helpers import getenv
 
@@ -173,9 +175,9 @@ def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.
         values[id(node)] = values[id(node.srcs[1])]
         continue
       attributes = _attributes(node)
-      op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],
+      op = ir.Operation.create(f"uop.{node.op}", results=[tensor_type(node)],  # every LazyOp op is the uop op of that name
                                operands=[values[id(src)] for src in node.srcs], attributes=attributes)
       values[id(node)] = op.result
-    ir.Operation.create("uop.sink", operands=[values[id(out)] for out in outputs])
-    ir.Operation.create("func.return")
+    uop.SinkOp([values[id(out)] for out in outputs])
+    func.ReturnOp([])
   return module

@@ -41,17 +41,6 @@ class GlobalCounters:
     GlobalCounters.kernel_count, GlobalCounters.time_sum_s, GlobalCounters.schedules_built = 0, 0.0, 0
 
 
-@functools.cache
-def cpu_features() -> tuple[str, ...]:
-  """The host CPU's model and feature flags as Linux reports them (empty elsewhere): what the JIT compiles for."""
-  try:
-    with open("/proc/cpuinfo") as f: lines = [line for line in f if line.startswith(("model name", "flags", "Features"))]
-  except OSError: return ()
-  model = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "")
-  flags = next((line.split(":", 1)[1].split() for line in lines if not line.startswith("model name")), [])
-  return (model, *sorted(flags))
-
-
 def prod(values) -> int: return math.prod(values)
 
 

@@ -20,8 +20,7 @@ import numpy as np
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import GlobalCounters
-from pytc.realize import CAPTURES, SUBMIT_LOCK, realize, slices_for
-from pytc.runtime.ops_cpu import Kernargs
+from pytc.realize import CAPTURES, SUBMIT_LOCK, encode_launch, realize
 from pytc.tensor import Tensor
 
 
@@ -145,17 +144,15 @@ class TinyJit:
     self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if id(t) in returned}
     position = {id(b): i for i, b in enumerate(buffers)}
     needed = set(position)  # with prune: the buffers that depend on an input
-    self.launches, self.patches, self.held = [], [], {}  # patches: (kernargs, argument position, input index); held: the other buffers
+    self.launches, self.patches, self.held = [], [], {}  # patches: (launch args, argument position, input index); held: the other buffers
+    queue = self.device.queue()
     for _, launches, _ in recorded:
-      for entry, launch_buffers, extent in launches:
+      for kernel, launch_buffers in launches:
         if self.prune and needed.isdisjoint(id(b) for b in launch_buffers): continue
         needed.update(id(b) for b in launch_buffers)
-        kernargs = Kernargs([b.address for b in launch_buffers] + [0, extent])
-        self.launches.append((entry, kernargs, slices_for(self.device, extent, launch_buffers)))
-        self.patches += [(kernargs, i, position[id(b)]) for i, b in enumerate(launch_buffers) if id(b) in position]
+        self.launches.append(args := encode_launch(queue, kernel, launch_buffers))
+        self.patches += [(args, i, position[id(b)]) for i, b in enumerate(launch_buffers) if id(b) in position]
         self.held.update({id(b): b for b in launch_buffers if id(b) not in position})
-    queue = self.device.queue()
-    for entry, kernargs, slices in self.launches: queue.exec(entry, kernargs.address, (slices, 1, 1))
     self.command_buffer = queue.bytes()
     return result
 
@@ -163,12 +160,12 @@ class TinyJit:
     for i, buffer in enumerate(buffers):
       if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
         buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
-    for kernargs, position, index in self.patches: kernargs.set(position, buffers[index].address)
+    for args, position, index in self.patches: args.set(position, buffers[index].raw)
     before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
     for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
     with SUBMIT_LOCK:
       done = self.device.queue().signal(self.device.timeline, self.device.next_timeline_value())
-      self.device.compute.submit(self.command_buffer + done.bytes())
+      self.device.submit(self.command_buffer + done.bytes())
     self.device.synchronize()
     GlobalCounters.kernel_count += len(self.launches)
     if not self.returned_inputs: return self.result

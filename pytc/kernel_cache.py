@@ -1,4 +1,4 @@
-"""The on-disk kernel cache: compiled kernels as shared libraries, reused across processes.
+"""The on-disk kernel cache: compiled kernels (each target's binaries: shared libraries for the CPU), reused across processes.
 
 Threat model: loading a library runs its code (its constructors first), so whoever can write the cache folder could
 make pytc run anything. The folder is trusted as ssh trusts ~/.ssh: a real directory (not a symlink) owned by the
@@ -8,43 +8,32 @@ leaves the process without the disk cache (said once under DEBUG). Every file is
 checked folder and opened with O_NOFOLLOW, then checked on its own descriptor (a regular file owned by the user and
 writable by nobody else), so no path can be swapped between a check and its use.
 
-Layout: `<digest>.so` is a library stored under the SHA-256 of its bytes. `index` maps each cache key (a hash of the
-kernel IR, the CPU lowering, the target: machine, OS, CPU model and feature flags, as the JIT compiles for the host, and
-pytc's version) to the digest pytc computed when it wrote that library itself: one `key digest` line per entry, oldest
-first. A library is loaded only through the index: its bytes are read once and loaded (from a private copy, so a file
-changed or truncated meanwhile is never mapped) only when their hash is the recorded digest and the ELF segments and
-section table they describe lie within them; any other entry is removed and rebuilt, and a `.so` the index does not
-name is never opened. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
+Layout: `<digest>.so` is a binary stored under the SHA-256 of its bytes. `index` maps each cache key (a compiler's hash
+of the kernel IR, its lowering, its target, and pytc's version: see pytc/compilers) to the digest pytc computed when it
+wrote that binary itself: one `key digest` line per entry, oldest first. A binary is read only through the index: its
+bytes are read once and returned (the device loads them from memory, so a file changed or truncated meanwhile is never
+mapped) only when their hash is the recorded digest; any other entry is removed and rebuilt, and a `.so` the index does
+not name is never opened. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
 the index's read-modify-write, so concurrent processes never corrupt it. Nothing is pickled.
 
 PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off; PYTC_CACHE_ENTRIES (default
-4096) bounds the index: adding beyond it drops the oldest entries and the libraries no remaining entry uses (a new
-index first clears out any library left by older pytc versions). Building a library needs a C compiler driver (`cc`);
-without one, kernels are JIT-compiled every time, as with the cache off.
+4096) bounds the index: adding beyond it drops the oldest entries and the binaries no remaining entry uses (a new
+index first clears out any binary left by older pytc versions).
 """
 from __future__ import annotations
 
-import ctypes
 import fcntl
 import hashlib
 import os
-import platform
 import re
 import secrets
-import shutil
 import stat
-import struct
-import subprocess
-import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from importlib.metadata import version
 from pathlib import Path
 
-from mlir.execution_engine import ExecutionEngine
-
-from pytc.helpers import DEBUG, cpu_features
+from pytc.helpers import DEBUG
 
 READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO in the way cannot hang the open
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -64,12 +53,6 @@ def cache_dir() -> Path | None:
   """The cache folder, or None with PYTC_CACHE=0 (read at every call, unlike pytc's other flags: tests and tools switch folders)."""
   if os.environ.get("PYTC_CACHE", "1").strip() == "0": return None
   return Path(os.environ.get("PYTC_CACHE_DIR") or Path.home() / ".cache" / "pytc")
-
-
-def cache_key(kernel_ir: str, lowering: str) -> str:
-  target = f"{platform.machine()}-{platform.system()} {' '.join(cpu_features())}"  # the JIT uses all the host's features
-  text = f"pytc {version('pytc')}\n{target}\n{lowering}\n{kernel_ir}"
-  return hashlib.sha256(text.encode()).hexdigest()
 
 
 def disable(folder: Path, reason: str, untrusted: bool) -> None:
@@ -147,58 +130,21 @@ def read_index(folder: int) -> dict[str, str]:
   return _index_memo[1]
 
 
-def elf_problem(data: bytes) -> str | None:
-  """Why `data` is not a whole 64-bit little-endian ELF file (a segment or the section table reaching past its end), or None."""
-  if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01": return "not a 64-bit little-endian ELF file"
-  phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
-  phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
-  if phentsize < 56 or phoff + phnum * phentsize > len(data): return "program headers past the end"
-  if shnum and shoff + shnum * shentsize > len(data): return "section headers past the end"
-  for header in range(phoff, phoff + phnum * phentsize, phentsize):
-    offset, filesz = struct.unpack_from("<Q", data, header + 0x08)[0], struct.unpack_from("<Q", data, header + 0x20)[0]
-    if offset + filesz > len(data): return "a segment past the end"
-  return None
-
-
-def open_copy(folder: int, data: bytes, kernels: list[str]) -> tuple[ctypes.CDLL, dict[str, int]]:
-  """dlopen a private copy of validated bytes and find the kernels' packed entries. The copy has a unique name (the loader
-  cannot take it for another library) reached through the folder's descriptor (no path to swap meanwhile).
-  OSError: it did not load; AttributeError: a kernel is missing."""
-  name = f".{secrets.token_hex(8)}.so"
-  try:
-    with open(os.open(name, CREATE, 0o600, dir_fd=folder), "wb") as file: file.write(data)
-    handle = ctypes.CDLL(f"/proc/self/fd/{folder}/{name}")
-  finally:
-    with suppress(OSError): os.unlink(name, dir_fd=folder)
-  return handle, {kernel: ctypes.cast(handle[f"_mlir_{kernel}"], ctypes.c_void_p).value for kernel in kernels}
-
-
-def load(key: str, kernels: list[str]) -> tuple[ctypes.CDLL, dict[str, int]] | None:
-  """The cached library for `key` and the packed entry of each kernel, or None (no entry; missing, refused, corrupt, unloadable)."""
+def load(key: str, check: Callable[[bytes], str | None] | None = None) -> bytes | None:
+  """The cached binary for `key`, or None (no entry; missing, refused or corrupt). `check(data)` says why bytes with the right
+  digest still cannot be a binary of the caller's (say a truncated library indexed under its own digest): that entry is dropped too."""
   with cache_folder() as folder:
     if folder is None or (digest := read_index(folder).get(key)) is None: return None
     library = f"{digest}.so"
     try:
       with open(open_checked(folder, library), "rb") as file: data = file.read()
-      problem = "checksum mismatch" if hashlib.sha256(data).hexdigest() != digest else elf_problem(data)
+      if hashlib.sha256(data).hexdigest() != digest: problem = "checksum mismatch"
+      elif check is None or (problem := check(data)) is None: return data
     except FileNotFoundError: return None
     except OSError as error: problem = str(error)
-    if problem is None:
-      try: return open_copy(folder, data, kernels)
-      except (OSError, AttributeError) as error: problem = f"it does not load: {error}"
     if DEBUG >= 1: print(f"kernel cache: dropping entry {key[:12]}: {problem}")
     with suppress(OSError): os.unlink(library, dir_fd=folder)
   return None
-
-
-def link(engine: ExecutionEngine) -> bytes | None:
-  """The engine's object code linked into a shared library (in a private scratch folder), or None without a C compiler driver."""
-  if (compiler := shutil.which("cc") or shutil.which("gcc")) is None: return None
-  with tempfile.TemporaryDirectory() as scratch:
-    obj, library = os.path.join(scratch, "kernels.o"), os.path.join(scratch, "kernels.so")
-    engine.dump_to_object_file(obj)
-    if subprocess.run([compiler, "-shared", "-o", library, obj, "-lm"], capture_output=True).returncode != 0: return None
-    return Path(library).read_bytes()
 
 
 def add_entry(folder: int, key: str, data: bytes) -> None:
@@ -225,11 +171,10 @@ def remove_libraries(folder: int, names: list[str]) -> None:
       with suppress(OSError): os.unlink(name, dir_fd=folder)
 
 
-def store(key: str, engine: ExecutionEngine) -> None:
-  """Add the engine's kernels to the cache under `key` (a half-written entry is never visible)."""
+def store(key: str, data: bytes) -> None:
+  """Add the binary `data` to the cache under `key` (a half-written entry is never visible)."""
   with cache_folder() as folder:
     if folder is None: return
-    try:
-      if (data := link(engine)) is not None: add_entry(folder, key, data)
+    try: add_entry(folder, key, data)
     except OSError as error:
       if DEBUG >= 1: print(f"kernel cache: could not store entry {key[:12]}: {error}")

@@ -13,13 +13,14 @@ from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
-from pytc.runtime.ops_cpu import Kernargs
+from pytc.runtime.device import Kernel, LaunchArgs
+from pytc.runtime.hcq import HWQueue
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 
 
-# The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its compiled kernels
-# (about 1 MB for a small graph the JIT compiled, tens of KB loaded from the disk cache); a TinyJit capture holds its own programs.
+# The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
+# device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
 _schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256))
 # Taken around a timeline value and its submit: threads must submit timeline values in increasing order.
 SUBMIT_LOCK = threading.Lock()
@@ -27,8 +28,8 @@ SUBMIT_LOCK = threading.Lock()
 
 class Captures(threading.local):
   """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
-  list in `launches` gets (device, [(kernel entry, its buffers, extent)], the Program holding those entries' code) from every
-  realize, each in `keys` the (key buffer, call number) of every random call."""
+  list in `launches` gets (device, [(kernel, its buffers)], the Program holding those kernels' code) from every realize,
+  each in `keys` the (key buffer, call number) of every random call."""
   def __init__(self) -> None:
     self.jits: list = []
     self.launches: list[list] = []
@@ -53,10 +54,12 @@ def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[
   return cached, inputs, pending
 
 
-def slices_for(device, extent: int, buffers: list[Buffer]) -> int:
-  """How many cores a launch spreads over: all of them once its buffers pass PYTC_SPLIT_BYTES (default 256 KiB)."""
-  if sum(b.raw.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18): return 1
-  return max(1, min(device.cores, extent))
+def encode_launch(queue: HWQueue, kernel: Kernel, buffers: list[Buffer]) -> LaunchArgs:
+  """The launch encoding realize and TinyJit share: the kernel's arguments over `buffers` (their layout, and how the launch
+  spreads over the device, are the backend's), and an exec packet. The arguments must live until the launch ran."""
+  args = kernel.args([b.raw for b in buffers])
+  queue.exec(kernel, args)
+  return args
 
 
 def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
@@ -66,26 +69,23 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   if all(n.is_realized for n in outputs): return outputs
   start = time.perf_counter()
   scheduled, inputs, pending = schedule(outputs)
-  program = compile_kernels(scheduled)
   device_name = pending[0].device
   device = Device[device_name]
+  executable = compile_kernels(scheduled, device)
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
              "temp": [Buffer(device_name, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
   queue, kernargs, stamps, record = device.queue(), [], [], []
   began, ended = device.new_signal(), device.new_signal()
   queue.timestamp(began)
   for launch in scheduled.launches:
-    launch_buffers = [buffers[role][i] for role, i in launch.args]
-    extent = program.extents[launch.kernel]
-    kernargs.append(Kernargs([b.address for b in launch_buffers] + [0, extent]))
-    slices = slices_for(device, extent, launch_buffers)
-    record.append((program.entries[launch.kernel], launch_buffers, extent))
+    launch_buffers, kernel = [buffers[role][i] for role, i in launch.args], executable.program.kernels[launch.kernel]
+    record.append((kernel, launch_buffers))
     if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
     if stamps: queue.timestamp(stamps[-1][1])
-    queue.exec(program.entries[launch.kernel], kernargs[-1].address, (slices, 1, 1))
+    kernargs.append(encode_launch(queue, kernel, launch_buffers))
     if stamps: queue.timestamp(stamps[-1][2])
-  for recorder in CAPTURES.launches: recorder.append((device, record, program))
-  with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  for recorder in CAPTURES.launches: recorder.append((device, record, executable.program))
+  with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
   for number, (launch, start_kernel, end_kernel) in enumerate(stamps, GlobalCounters.kernel_count + 1):
@@ -94,7 +94,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   GlobalCounters.kernel_count += len(scheduled.launches)
   if DEBUG >= 1:
     print(f"realize: {len(scheduled.launches)} kernels in {(time.perf_counter() - start) * 1e3:.2f} ms "
-          f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {program.compile_seconds * 1e3:.2f} ms)")
+          f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {executable.compile_seconds * 1e3:.2f} ms)")
   done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
   return [done.get(id(n), n) for n in outputs]
 
@@ -125,6 +125,10 @@ def realize_assigns(outputs: list[LazyOp]) -> list[LazyOp]:
   """Realize `outputs` where some are `assign` nodes (target buffer, value): each value lands in its target's buffer, computed
   there directly when nothing else in the schedule reads that buffer, else computed aside and copied in after all the schedule's
   kernels ran, so every kernel reads the values from before. An assign comes back as its target's buffer node."""
+  for target in (n.srcs[0] for n in outputs if n.op == "assign"):
+    if target.arg.address % (alignment := Device[target.device].target.buffer_alignment):
+      raise ValueError(f"cannot assign into the buffer at {target.arg.address:#x}: {target.device} kernels write only buffers aligned to "
+                       f"{alignment} bytes (memory given to from_blob may not be)")
   values = [stored_value(n) if n.op == "assign" else n for n in outputs]
   uses = Counter(id(v) for v in values)
   assigns = [(n.srcs[0], v) for n, v in zip(outputs, values) if n.op == "assign"]

@@ -73,7 +73,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       dtype = dtype or dtypes.uint8
       if len(data) % dtype.itemsize: raise ValueError(f"{len(data)} bytes are not a whole number of {dtype} elements")
       buffer = Buffer(device, dtype, (len(data) // dtype.itemsize,))
-      buffer.raw.copyin(memoryview(data))
+      buffer.copyin(data)
       return LazyOp("buffer", dtype, buffer.shape, device, arg=buffer)
     if not isinstance(data, list | tuple | np.ndarray):
       raise TypeError(f"cannot make a Tensor from {type(data).__name__}")
@@ -767,7 +767,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if not isinstance(stored, np.ndarray): raise TypeError(f"from_bytes needs a NumPy array, got {type(stored).__name__}")
     device = Device.canonicalize(device)
     buffer = Buffer(device, dtype, stored.shape)
-    buffer.raw.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))
+    buffer.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))
     return Tensor(LazyOp("buffer", dtype, stored.shape, device, arg=buffer))
 
   @staticmethod
@@ -777,9 +777,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     is refused (ValueError) up front; memory that is mapped but not the caller's to use is not caught. The memory must stay
     valid and unchanged while the tensor is in use: pass the object that owns it (say, the NumPy array) as `owner` to keep it alive."""
     device, dtype, shape = Device.canonicalize(device), dtype or dtypes.default_float, tuple(shape)
-    if not device.startswith("CPU"): raise ValueError(f"from_blob wraps host memory, so only CPU devices, not {device}")
+    if (wrap := getattr(Device[device].allocator, "wrap", None)) is None:
+      raise ValueError(f"from_blob wraps host memory, so only devices whose memory is the host's (CPU), not {device}")
     if not ptr: raise ValueError(f"from_blob needs a non-null pointer, got {ptr!r}")
-    try: raw = Device[device].wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    try: raw = wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
     except ValueError as error: raise ValueError(f"from_blob: {error}") from None
     return Tensor(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape, raw)))
 

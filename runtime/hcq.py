@@ -1,11 +1,11 @@
-"""Hardware command queues: signals, and command buffers encoded as binary packets.
+"""Hardware command queues: signals, and the host packet format of command buffers.
 
-A queue builder appends packets to a command buffer; `submit` hands the bytes to a device
-queue, whose executor decodes them. Every packet starts with a u32 opcode and a u32 size in
-bytes (header included); all fields are little-endian.
+A queue builder appends packets to a command buffer; `submit` hands the bytes to a device, whose queue executor
+decodes them (the CPU's; a GPU backend encodes its hardware's packets instead). Every packet starts with a u32 opcode
+and a u32 size in bytes (header included); all fields are little-endian.
 
-  EXEC       u64 program entry, u64 kernarg address, u32 global[3], u32 local[3]
-             (on the CPU, global[0] is how many slices of the outermost parallel range to run at once)
+  EXEC       u64 kernel entry, u64 kernarg address, u32 global[3], u32 local[3]   (the launch arguments' sizes)
+  COPY       u64 destination address, u64 source address, u64 bytes
   SIGNAL     u64 signal address, u64 value       the signal's value becomes `value`
   WAIT       u64 signal address, u64 value       stall until the signal's value >= `value`
   TIMESTAMP  u64 signal address                  the signal's timestamp becomes the queue's clock
@@ -19,6 +19,7 @@ import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pytc.helpers import getenv
 
@@ -29,12 +30,14 @@ class Op(enum.IntEnum):
   WAIT = 3
   TIMESTAMP = 4
   BARRIER = 5
+  COPY = 6
 
 
 HEADER = struct.Struct("<II")
 OPCODES = {op.value: op for op in Op}
 PAYLOADS = {Op.EXEC: struct.Struct("<QQ3I3I"), Op.SIGNAL: struct.Struct("<QQ"), Op.WAIT: struct.Struct("<QQ"),
-            Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<")}
+            Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<"),
+            Op.COPY: struct.Struct("<QQQ")}
 
 
 class SignalTimeout(TimeoutError):
@@ -102,9 +105,11 @@ class HWQueue:
     self._data += HEADER.pack(op, HEADER.size + payload.size) + payload.pack(*fields)
     return self
 
-  def exec(self, entry: int, kernargs: int, global_size: tuple[int, int, int] = (1, 1, 1),
-           local_size: tuple[int, int, int] = (1, 1, 1)) -> HWQueue:
-    return self._add(Op.EXEC, entry, kernargs, *global_size, *local_size)
+  def exec(self, kernel: Any, args: Any) -> HWQueue:
+    """Launch `kernel` (a loaded program's Kernel) with `args` (its LaunchArgs), at the sizes the arguments carry. The packet
+    holds only the arguments' address: the caller keeps `args` (and the program) alive until the launch ran."""
+    return self._add(Op.EXEC, kernel.entry, args.address, *args.global_size, *args.local_size)
+  def copy(self, destination: int, source: int, nbytes: int) -> HWQueue: return self._add(Op.COPY, destination, source, nbytes)
   def signal(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.SIGNAL, signal.address, value)
   def wait(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.WAIT, signal.address, value)
   def timestamp(self, signal: Signal) -> HWQueue: return self._add(Op.TIMESTAMP, signal.address)
@@ -112,8 +117,8 @@ class HWQueue:
 
   def bytes(self) -> bytes: return bytes(self._data)
 
-  def submit(self, queue: object) -> HWQueue:
-    queue.submit(self.bytes())
+  def submit(self, device: Any) -> HWQueue:
+    device.submit(self.bytes())
     return self
 
 

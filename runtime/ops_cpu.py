@@ -1,21 +1,29 @@
-"""The CPU device: host memory buffers, JIT-compiled programs, and a compute queue whose worker
-thread executes HCQ command buffers, so the host keeps running while kernels execute (a buffer that
-finds the queue idle and waits on no signal runs at once on the submitting thread)."""
+"""The CPU device: host memory, kernels compiled into shared libraries (pytc.compilers.cpu), and a compute queue whose
+worker thread executes HCQ command buffers, so the host keeps running while kernels execute (a buffer that finds the
+queue idle and waits on no signal runs at once on the submitting thread). A launch whose buffers pass PYTC_SPLIT_BYTES
+is split into slices of its outermost parallel range, run on all cores (the slice bounds are a CPU kernel's last two
+arguments)."""
 from __future__ import annotations
 
+import _ctypes
 import contextlib
 import ctypes
 import mmap
 import os
 import queue
+import struct
+import tempfile
 import threading
 import time
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
 from pytc.helpers import getenv
-from pytc.runtime.hcq import DeviceError, HWQueue, Op, Packet, Signal, SignalTimeout, decode
+from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
+from pytc.runtime.hcq import DeviceError, Op, Packet, Signal, SignalTimeout, decode
+from pytc.runtime.target import host_cpu
 from pytc.runtime.workers import Workers
 
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
@@ -67,32 +75,134 @@ class CPUBuffer:
   def as_memoryview(self) -> memoryview:
     return memoryview((ctypes.c_uint8 * self.nbytes).from_address(self.address)).cast("B")
 
-  def copyin(self, data: bytes | memoryview) -> None:
-    if len(data) != self.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {self.nbytes}-byte buffer")
-    self.as_memoryview()[:] = data
 
-  def copyout(self) -> bytes: return self.as_memoryview().tobytes()
-
-
-class Kernargs:
+class Kernargs(LaunchArgs):
   """The argument block of one launch: its argument count, then a `void*` per argument (what the kernel's packed entry
   takes), each pointing at a slot that holds the value. A kernel's last two arguments are the [begin, end) of its
-  outermost parallel range."""
-  def __init__(self, values: list[int]):
+  outermost parallel range; `global_size[0]` is how many slices of it run at once, on as many cores."""
+  def __init__(self, values: list[int], slices: int = 1):
     self.count = n = len(values)
     self._memory = (ctypes.c_uint64 * (1 + 2 * n))(n)
     base = ctypes.addressof(self._memory)
     for i, value in enumerate(values): self._memory[1 + i], self._memory[1 + n + i] = base + 8 * (1 + n + i), value
     self.address: int = base
+    self.global_size = (slices, 1, 1)
 
-  def set(self, position: int, value: int) -> None:
-    """Patch one argument's value (a replayed launch on new buffers)."""
-    self._memory[1 + self.count + position] = value
+  def set(self, position: int, buffer: CPUBuffer) -> None:
+    self._memory[1 + self.count + position] = buffer.address
 
   @staticmethod
   def values_at(address: int) -> list[int]:
     count = ctypes.c_uint64.from_address(address).value
     return list((ctypes.c_uint64 * count).from_address(address + 8 * (1 + count)))
+
+
+def elf_problem(data: bytes) -> str | None:
+  """Why `data` is not a whole 64-bit little-endian ELF file (a segment or the section table reaching past its end), or None."""
+  if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01": return "not a 64-bit little-endian ELF file"
+  phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
+  phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
+  if phentsize < 56 or phoff + phnum * phentsize > len(data): return "program headers past the end"
+  if shnum and shoff + shnum * shentsize > len(data): return "section headers past the end"
+  for header in range(phoff, phoff + phnum * phentsize, phentsize):
+    offset, filesz = struct.unpack_from("<Q", data, header + 0x08)[0], struct.unpack_from("<Q", data, header + 0x20)[0]
+    if offset + filesz > len(data): return "a segment past the end"
+  return None
+
+
+def load_library(code: bytes) -> ctypes.CDLL:
+  """dlopen a shared library given as bytes, through a private copy: a new file only this user can write, under a name no
+  other library had (the loader would take a library of the same name for the one it already has), removed once loaded."""
+  if (problem := elf_problem(code)) is not None: raise ValueError(f"not a loadable CPU binary: {problem}")
+  descriptor, path = tempfile.mkstemp(prefix="pytc-", suffix=".so")
+  try:
+    with open(descriptor, "wb") as file: file.write(code)
+    return ctypes.CDLL(path)
+  finally: os.unlink(path)
+
+
+class CPUKernel(Kernel):
+  """A kernel's packed entry `void(void **args)`: its buffers, then the [begin, end) of its outermost parallel range."""
+  def __init__(self, device: CPUDevice, info: KernelInfo, entry: int):
+    self.device, self.name, self.entry, self.extent = device, info.name, entry, info.sizes["extent"]
+
+  def args(self, buffers: list[CPUBuffer]) -> Kernargs:
+    """Arguments over the whole range, split across all cores once the buffers pass PYTC_SPLIT_BYTES (default 256 KiB)."""
+    slices = 1 if sum(b.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18) else max(1, min(self.device.cores, self.extent))
+    return Kernargs([b.address for b in buffers] + [0, self.extent], slices)
+
+
+class CPUProgram(Program):
+  """A shared library of kernels (pytc.compilers.cpu builds it), unmapped (dlclose) once the Program is garbage collected:
+  its kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit capture while it
+  can replay). At exit it stays mapped: the device's threads may still be in its code."""
+  def __init__(self, device: CPUDevice, binary: Binary):
+    super().__init__(device, binary)
+    self.library = load_library(binary.code)
+    if (dlclose := getattr(_ctypes, "dlclose", None)) is not None: weakref.finalize(self, dlclose, self.library._handle).atexit = False
+    for info in binary.kernels:
+      try: entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
+      except AttributeError: raise ValueError(f"the CPU binary has no kernel {info.name}") from None
+      self.kernels[info.name] = CPUKernel(device, info, entry)
+
+
+class CPUAllocator(Allocator):
+  """Host memory, 64-byte aligned. Freed buffers are kept for reuse up to `pool_bytes` (PYTC_FREE_POOL_BYTES, default: see
+  default_pool_bytes), those freed longest ago released first."""
+  def __init__(self) -> None:
+    self.pool_bytes: int = getenv("PYTC_FREE_POOL_BYTES", default_pool_bytes())
+    self._free_buffers: dict[int, list[CPUBuffer]] = {}
+    self._freed_order: OrderedDict[CPUBuffer, None] = OrderedDict()  # the pooled buffers, freed longest ago first
+    self._pooled, self._pool_lock = 0, threading.RLock()  # re-entrant: a garbage collection inside may free a buffer
+
+  def alloc(self, nbytes: int) -> CPUBuffer:
+    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
+    with self._pool_lock:
+      if pooled := self._free_buffers.get(nbytes):
+        buffer = pooled.pop()
+        del self._freed_order[buffer]
+        self._pooled -= nbytes
+        return buffer
+    return CPUBuffer(nbytes)
+
+  def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer:
+    """Host memory at `address` used in place; ValueError unless all of it is mapped (a wrong address would crash a kernel)."""
+    if not mapped(address, nbytes): raise ValueError(f"the {nbytes} bytes at address {address:#x} are not all mapped in this process")
+    return CPUBuffer.wrap(address, nbytes, owner)
+
+  def free(self, buffer: CPUBuffer) -> None:
+    """Keep `buffer` for reuse; beyond `pool_bytes` pooled, the buffers freed longest ago go back to the system (one larger
+    than `pool_bytes` at once)."""
+    if buffer.borrowed or buffer.nbytes > self.pool_bytes: return
+    released: list[CPUBuffer] = []
+    with self._pool_lock:
+      if (same_size := self._free_buffers.get(buffer.nbytes)) is None:
+        if len(self._free_buffers) > 2 * len(self._freed_order) + 64:  # forget the sizes with nothing pooled (amortized)
+          self._free_buffers = {nbytes: pooled for nbytes, pooled in self._free_buffers.items() if pooled}
+        same_size = self._free_buffers[buffer.nbytes] = []
+      same_size.append(buffer)
+      self._freed_order[buffer] = None
+      self._pooled += buffer.nbytes
+      while self._pooled > self.pool_bytes and self._freed_order:
+        released.append(oldest := self._freed_order.popitem(last=False)[0])
+        self._free_buffers[oldest.nbytes].remove(oldest)
+        self._pooled -= oldest.nbytes
+    released.clear()  # their memory goes back here, outside the lock
+
+  def pooled_bytes(self) -> int: return self._pooled
+
+  def copyin(self, buffer: CPUBuffer, data: memoryview) -> None:
+    if len(data) != buffer.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {buffer.nbytes}-byte buffer")
+    buffer.as_memoryview()[:] = data
+
+  def copyout(self, destination: memoryview, buffer: CPUBuffer) -> None:
+    if len(destination) != buffer.nbytes: raise ValueError(f"copyout of a {buffer.nbytes}-byte buffer into {len(destination)} bytes")
+    destination[:] = buffer.as_memoryview()
+
+  def transfer(self, destination: CPUBuffer, source: CPUBuffer, nbytes: int) -> None:
+    if nbytes > min(destination.nbytes, source.nbytes):
+      raise ValueError(f"transfer of {nbytes} bytes from a {source.nbytes}-byte buffer into a {destination.nbytes}-byte one")
+    ctypes.memmove(destination.address, source.address, nbytes)
 
 
 class CPUQueue:
@@ -163,6 +273,7 @@ class CPUQueue:
         self.device.changed.notify_all()
     elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
     elif packet.op is Op.WAIT: self._wait(*packet.fields)
+    elif packet.op is Op.COPY: ctypes.memmove(*packet.fields)  # BARRIER: packets already run in order on one thread
 
   def _split(self, entry: int, kernargs: int, slices: int) -> None:
     """Run the launch as `slices` launches over consecutive parts of its outermost range, on this thread and the device's workers."""
@@ -180,15 +291,15 @@ class CPUQueue:
       time.sleep(0.0001)
 
 
-class CPUDevice:
+class CPUDevice(Compiled):
   """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions.
 
   A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming the
   packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped queue
-  resets it by itself, after raising the error itself when no waiter has raised it yet. Freed buffers are kept for reuse up
-  to PYTC_FREE_POOL_BYTES (default: see default_pool_bytes), those freed longest ago released first."""
+  resets it by itself, after raising the error itself when no waiter has raised it yet."""
   def __init__(self, name: str = "CPU"):
-    self.name, self.error, self.epoch = name, None, 0  # error: why the queue stopped; epoch: resets so far
+    super().__init__(name, CPUAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", CPUProgram)
+    self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
     self.changed = threading.Condition()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = os.cpu_count() or 1
     self.workers = Workers(self.cores - 1)
@@ -197,48 +308,8 @@ class CPUDevice:
     self._stopped_at, self._timeline_submitted, self._reported = 0, 0, False  # timeline values reached at the stop and submitted
     self._failures: dict[int, tuple[str, int]] = {}  # epoch -> (the error that ended it, the timeline value reached by then)
     self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
-    self.pool_bytes: int = getenv("PYTC_FREE_POOL_BYTES", default_pool_bytes())
-    self._free_buffers: dict[int, list[CPUBuffer]] = {}
-    self._freed_order: OrderedDict[CPUBuffer, None] = OrderedDict()  # the pooled buffers, freed longest ago first
-    self._pooled, self._pool_lock = 0, threading.RLock()  # re-entrant: a garbage collection inside may free a buffer
 
-  def alloc(self, nbytes: int) -> CPUBuffer:
-    """A buffer of `nbytes`, reusing a freed one of the same size (its pages are already mapped)."""
-    with self._pool_lock:
-      if pooled := self._free_buffers.get(nbytes):
-        buffer = pooled.pop()
-        del self._freed_order[buffer]
-        self._pooled -= nbytes
-        return buffer
-    return CPUBuffer(nbytes)
-
-  def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer:
-    """Host memory at `address` used in place; ValueError unless all of it is mapped (a wrong address would crash a kernel)."""
-    if not mapped(address, nbytes): raise ValueError(f"the {nbytes} bytes at address {address:#x} are not all mapped in this process")
-    return CPUBuffer.wrap(address, nbytes, owner)
-
-  def free(self, buffer: CPUBuffer) -> None:
-    """Keep `buffer` for reuse; beyond `pool_bytes` pooled, the buffers freed longest ago go back to the system (one larger
-    than `pool_bytes` at once)."""
-    if buffer.borrowed or buffer.nbytes > self.pool_bytes: return
-    released: list[CPUBuffer] = []
-    with self._pool_lock:
-      if (same_size := self._free_buffers.get(buffer.nbytes)) is None:
-        if len(self._free_buffers) > 2 * len(self._freed_order) + 64:  # forget the sizes with nothing pooled (amortized)
-          self._free_buffers = {nbytes: pooled for nbytes, pooled in self._free_buffers.items() if pooled}
-        same_size = self._free_buffers[buffer.nbytes] = []
-      same_size.append(buffer)
-      self._freed_order[buffer] = None
-      self._pooled += buffer.nbytes
-      while self._pooled > self.pool_bytes and self._freed_order:
-        released.append(oldest := self._freed_order.popitem(last=False)[0])
-        self._free_buffers[oldest.nbytes].remove(oldest)
-        self._pooled -= oldest.nbytes
-    released.clear()  # their memory goes back here, outside the lock
-
-  def pooled_bytes(self) -> int: return self._pooled
-  def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
-  def queue(self) -> HWQueue: return HWQueue()
+  def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
 
   def next_timeline_value(self) -> int:
     self.timeline_value += 1

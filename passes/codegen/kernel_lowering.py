@@ -6,10 +6,12 @@ innermost output range instead. Buffers of booleans are bytes and unsigned integ
 LLVM lowering needs; an empty buffer is neither read nor written.
 """
 from collections.abc import Callable
+from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import arith, memref, scf
 
+from pytc.dialects import uop
 from pytc.passes import PassError, range_size
 from pytc.passes.codegen.lanes import shaped
 from pytc.passes.codegen.scalar import (
@@ -24,10 +26,22 @@ from pytc.passes.codegen.scalar import (
   through_f32,
   width,
 )
-from pytc.passes.common.clone import clone, dependencies
-from pytc.passes.cpu.order_loops import top_level_reductions
+from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions
+from pytc.passes.common.clone import clone
+from pytc.passes.common.uops import reduce_kind
 
-COMBINE = {0: ("uop.add", 0), 2: ("uop.mul", 1)}  # ReduceKind: (combining op, identity); max (1) below
+ReduceKind = uop.ReduceKind
+
+
+class Combiner(NamedTuple):
+  op: type[ir.OpView]  # the elementwise op combining two partial results (how bf16 rounds it: through_f32)
+  float_lowering: Callable[..., ir.Value]
+  integer_lowering: Callable[..., ir.Value]
+  identity: int
+
+
+# max has its own identity and lowering (reduce_identity, combine)
+COMBINERS = {ReduceKind.add: Combiner(uop.AddOp, arith.addf, arith.addi, 0), ReduceKind.mul: Combiner(uop.MulOp, arith.mulf, arith.muli, 1)}
 
 
 def is_empty(t: ir.Type) -> bool: return 0 in ir.MemRefType(t).shape
@@ -39,52 +53,41 @@ def storage_memref(t: ir.Type) -> ir.MemRefType:
   return ir.MemRefType.get([0] if is_empty(t) else list(t.shape), storage_type(t.element_type))
 
 
-def reduce_identity(kind: int, t: ir.Type) -> ir.Value:
-  if kind != 1: return constant(t, COMBINE[kind][1])
+def reduce_identity(kind: uop.ReduceKind, t: ir.Type) -> ir.Value:
+  if kind != ReduceKind.max: return constant(t, COMBINERS[kind].identity)
   if is_float(t): return constant(t, float("-inf"))
   return constant(t, 0 if is_unsigned(t) else -(1 << (width(t) - 1)))
 
 
-def combine(kind: int, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
+def combine(kind: uop.ReduceKind, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
   """acc (+, max, *) value. Float sums and products may reassociate, so LLVM can split them into vector lanes."""
   reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
-  if kind == 1: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
-  if not is_float(t): return (arith.addi if kind == 0 else arith.muli)(acc, value)
-  name, lowering = ("uop.add", arith.addf) if kind == 0 else ("uop.mul", arith.mulf)
-  return through_f32(t, name, lambda a, b: lowering(a, b, fastmath=reassoc))(acc, value)
+  if kind == ReduceKind.max: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
+  combiner = COMBINERS[kind]
+  if not is_float(t): return combiner.integer_lowering(acc, value)
+  return through_f32(t, combiner.op, lambda a, b: combiner.float_lowering(a, b, fastmath=reassoc))(acc, value)
 
 
-def widened_product(reduction: ir.Operation) -> tuple[ir.Value, ir.Value] | None:
+def widened_product(reduction: uop.RangeReduceOp) -> tuple[ir.Value, ir.Value] | None:
   """The factors when `reduction` sums in f32 products of f16 or bf16 widened to f32, else None. Widened first, the
   factors multiply exactly, so the sum rounds once instead of once per product (as a matmul accumulating in f32 does)."""
-  body, f32 = reduction.operands[0], ir.F32Type.get()
-  if ir.IntegerAttr(reduction.attributes["kind"]).value != 0 or reduction.results[0].type != f32: return None
-  if isinstance(body, ir.BlockArgument) or body.owner.name != "uop.cast": return None
-  product = body.owner.operands[0]
-  if isinstance(product, ir.BlockArgument) or product.owner.name != "uop.mul" or product.type not in (ir.F16Type.get(), ir.BF16Type.get()):
-    return None
-  return product.owner.operands[0], product.owner.operands[1]
+  if reduce_kind(reduction) != ReduceKind.add or reduction.result.type != ir.F32Type.get(): return None
+  if (widened := defining(reduction.src, uop.CastOp)) is None: return None
+  if (product := defining(widened.src, uop.MulOp)) is None or product.result.type not in (ir.F16Type.get(), ir.BF16Type.get()): return None
+  return product.lhs, product.rhs
 
 
 def widen(x: ir.Value) -> ir.Value: return arith.extf(shaped(ir.F32Type.get(), x), x)
 
 
-def free_ranges(reduction: ir.Operation) -> set[ir.Value]:
-  """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
-  ops = dependencies(reduction, lambda op, v: not isinstance(v, ir.BlockArgument))
-  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.range"}
-  return used - {v for op in ops if op.name == "uop.range_reduce" for v in op.operands[1:]}
-
-
-def hoisting_depth(stored: ir.OpView, loops: list[ir.Value]) -> tuple[int, list[ir.Operation]]:
+def hoisting_depth(stored: uop.StoreOp, loops: list[ir.Value]) -> tuple[int, list[uop.RangeReduceOp]]:
   """How many outer loops to run before the reductions that vary only with them (a row's max and sum computed once
   per row, not per element), and those reductions in dependency order; (0, []) when there are none."""
   position = {r: i for i, r in enumerate(loops)}
-  ops = dependencies(stored.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)) \
-    if not isinstance(stored.operands[0], ir.BlockArgument) else []
+  ops = computation(stored.value)
   depths = {}
   for op in ops:
-    if op.name == "uop.range_reduce" and (free := free_ranges(op)) <= set(loops):
+    if isinstance(op, uop.RangeReduceOp) and (free := free_ranges(op)) <= set(loops):
       depths[op] = max((position[r] + 1 for r in free), default=1)
   depth = max((d for d in depths.values() if d < len(loops)), default=0)
   return depth, [op for op in ops if op in depths and depths[op] <= depth]
@@ -116,52 +119,50 @@ class KernelLowering:
     """The operands `emit_value(value)` reads in the current scope, in the order it reads them (a reduction reads its body
     inside its loops)."""
     op = value.owner
-    if op.name in ("uop.range", "uop.const", "uop.range_reduce") or (op.name == "uop.index" and is_empty(op.operands[0].type)): return []
+    if isinstance(op, (uop.RangeOp, uop.ConstOp, uop.RangeReduceOp)) or (isinstance(op, uop.IndexOp) and is_empty(op.src.type)): return []
     return list(op.operands)
 
   def emit_value(self, value: ir.Value) -> ir.Value:
     """The lowering of `value`'s op, whose prerequisites are lowered already."""
     op = value.owner
-    name = op.name
-    if name == "uop.range": raise PassError(op.location, "a uop.range is used outside the loop it names")
+    if isinstance(op, uop.RangeOp): raise PassError(op.location, f"a {uop.RangeOp.OPERATION_NAME} is used outside the loop it names")
     with op.location:
-      if name == "uop.index": return self.emit_load(op)
-      if name == "uop.const": return constant_from_attr(op.attributes["value"])
-      if name == "uop.range_reduce": return self.emit_reduce(op)
-      if name.startswith("uop."): return lower_scalar(op, [self.emit(v) for v in op.operands])
+      if isinstance(op, uop.IndexOp): return self.emit_load(op)
+      if isinstance(op, uop.ConstOp): return constant_from_attr(op.value)
+      if isinstance(op, uop.RangeReduceOp): return self.emit_reduce(op)
+      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.emit(v) for v in op.operands])
       return clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
 
-  def emit_load(self, op: ir.OpView) -> ir.Value:
-    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    element = op.results[0].type
-    if is_empty(op.operands[0].type): return constant(element, 0)  # inside a loop that never runs
-    source, indices = self.emit(op.operands[0]), [self.emit(v) for v in op.operands[1:1 + segments[1]]]
-    if not segments[2]: return load(element, memref.load(source, indices))
-    valid, zero_index = self.emit(op.operands[-1]), arith.constant(self.index, 0)
+  def emit_load(self, op: uop.IndexOp) -> ir.Value:
+    element = op.result.type
+    if is_empty(op.src.type): return constant(element, 0)  # inside a loop that never runs
+    source, indices = self.emit(op.src), [self.emit(v) for v in op.indices]
+    if op.valid is None: return load(element, memref.load(source, indices))
+    valid, zero_index = self.emit(op.valid), arith.constant(self.index, 0)
     value = load(element, memref.load(source, [arith.select(valid, i, zero_index) for i in indices]))
     return arith.select(valid, value, constant(element, 0))
 
-  def emit_reduce(self, op: ir.OpView) -> ir.Value:
+  def emit_reduce(self, op: uop.RangeReduceOp) -> ir.Value:
     """Loops over the reduce ranges carrying the accumulator. A float max carries a second one, whether a NaN
     was seen, so the max itself may ignore NaNs (a plain vector max instruction, no NaN blend in the hot loop);
     a seen NaN is the result."""
-    kind, element = ir.IntegerAttr(op.attributes["kind"]).value, op.results[0].type
+    kind, element = reduce_kind(op), op.result.type
     identity = reduce_identity(kind, element)
-    if kind != 1 or not is_float(element): return self.reduce_loops(op, list(op.operands[1:]), [identity],
-                                                                   lambda accs, v: [combine(kind, element, accs[0], v)])[0]
+    if kind != ReduceKind.max or not is_float(element):
+      return self.reduce_loops(op, list(op.ranges), [identity], lambda accs, v: [combine(kind, element, accs[0], v)])[0]
     ignoring_nan = ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
 
     def step(accs: list[ir.Value], v: ir.Value) -> list[ir.Value]:
       return [arith.maximumf(accs[0], v, fastmath=ignoring_nan), arith.ori(accs[1], arith.cmpf(arith.CmpFPredicate.UNO, v, v))]
-    largest, nan_seen = self.reduce_loops(op, list(op.operands[1:]), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
+    largest, nan_seen = self.reduce_loops(op, list(op.ranges), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
     return arith.select(nan_seen, constant(element, float("nan")), largest)
 
-  def emit_summand(self, reduction: ir.Operation) -> ir.Value:
+  def emit_summand(self, reduction: uop.RangeReduceOp) -> ir.Value:
     """The value `reduction` combines at one step: its body, or the exact product of a widened f16/bf16 product."""
-    if (factors := widened_product(reduction)) is None: return self.emit(reduction.operands[0])
+    if (factors := widened_product(reduction)) is None: return self.emit(reduction.src)
     return arith.mulf(*(widen(self.emit(factor)) for factor in factors))
 
-  def reduce_loops(self, reduction: ir.Operation, ranges: list[ir.Value], accs: list[ir.Value],
+  def reduce_loops(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], accs: list[ir.Value],
                    step: Callable[[list[ir.Value], ir.Value], list[ir.Value]]) -> list[ir.Value]:
     loop = self.for_range(ranges[0], accs)
     with ir.InsertionPoint(loop.body):
@@ -172,23 +173,23 @@ class KernelLowering:
       self.scopes.pop()
     return list(loop.results)
 
-  def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[ir.Operation, ir.Value]]:
+  def accumulators(self, value: ir.Value, innermost: ir.Value) -> list[tuple[uop.RangeReduceOp, ir.Value]]:
     """One buffer per top-level reduction, as long as the innermost output range, allocated once per kernel."""
     size = range_size(innermost)
-    return [(r, memref.alloca(ir.MemRefType.get([size], storage_type(r.results[0].type)), [], [])) for r in top_level_reductions(value)]
+    return [(r, memref.alloca(ir.MemRefType.get([size], storage_type(r.result.type)), [], [])) for r in top_level_reductions(value)]
 
   def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1) -> scf.ForOp:
     size = range_size(r)
     return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, step), iter_args or [])
 
-  def reduce_outer(self, stored: ir.OpView, innermost: ir.Value, accumulators: list[tuple[ir.Operation, ir.Value]]) -> None:
+  def reduce_outer(self, stored: uop.StoreOp, innermost: ir.Value, accumulators: list[tuple[uop.RangeReduceOp, ir.Value]]) -> None:
     """Each reduction over its ranges outside a loop over `innermost` that accumulates per element; then the store."""
     for reduction, acc in accumulators:
-      kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
+      kind, element = reduce_kind(reduction), reduction.result.type
       with ir.InsertionPoint(self.for_range(innermost).body) as point:
         memref.store(store(element, reduce_identity(kind, element)), acc, [point.block.arguments[0]])
         scf.YieldOp([])
-      self.accumulate(reduction, list(reduction.operands[1:]), innermost, acc, kind, element)
+      self.accumulate(reduction, list(reduction.ranges), innermost, acc, kind, element)
     loop = self.for_range(innermost)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({innermost: loop.induction_variable})
@@ -198,7 +199,8 @@ class KernelLowering:
       self.scopes.pop()
       scf.YieldOp([])
 
-  def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], innermost: ir.Value, acc: ir.Value, kind: int, element: ir.Type) -> None:
+  def accumulate(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], innermost: ir.Value, acc: ir.Value, kind: uop.ReduceKind,
+                 element: ir.Type) -> None:
     loop = self.for_range(ranges[0] if ranges else innermost)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({(ranges[0] if ranges else innermost): loop.induction_variable})
@@ -210,7 +212,6 @@ class KernelLowering:
       self.scopes.pop()
       scf.YieldOp([])
 
-  def store(self, op: ir.OpView) -> None:
-    value, target, *indices = op.operands
-    if is_empty(target.type): return
-    memref.store(store(value.type, self.emit(value)), self.emit(target), [self.emit(i) for i in indices])
+  def store(self, op: uop.StoreOp) -> None:
+    if is_empty(op.dst.type): return
+    memref.store(store(op.value.type, self.emit(op.value)), self.emit(op.dst), [self.emit(i) for i in op.indices])

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from mlir import ir
 from mlir.dialects import arith, math
 
+from pytc.dialects import uop
 from pytc.passes import PassError
 from pytc.passes.codegen.lanes import shaped, splat
 from pytc.passes.codegen.transcendental import APPROXIMATIONS
@@ -59,30 +60,32 @@ def constant_from_attr(attr: ir.Attribute) -> ir.Value:
   return constant(integer.type, integer.value)
 
 
-# uop name: (float lowering, signed integer lowering, unsigned integer lowering)
-BINARY: dict[str, tuple[Lowering | None, Lowering | None, Lowering | None]] = {
-  "uop.add": (arith.addf, arith.addi, arith.addi),
-  "uop.mul": (arith.mulf, arith.muli, arith.muli),
-  "uop.max": (arith.maximumf, arith.maxsi, arith.maxui),
-  "uop.idiv": (None, arith.divsi, arith.divui),
-  "uop.mod": (None, arith.remsi, arith.remui),
-  "uop.and": (None, arith.andi, arith.andi),
-  "uop.or": (None, arith.ori, arith.ori),
-  "uop.xor": (None, arith.xori, arith.xori),
-  "uop.shl": (None, arith.shli, arith.shli),
-  "uop.shr": (None, arith.shrsi, arith.shrui),
-  "uop.pow": (math.powf, None, None),
+OpKind = type[ir.OpView]
+
+# uop op: (float lowering, signed integer lowering, unsigned integer lowering)
+BINARY: dict[OpKind, tuple[Lowering | None, Lowering | None, Lowering | None]] = {
+  uop.AddOp: (arith.addf, arith.addi, arith.addi),
+  uop.MulOp: (arith.mulf, arith.muli, arith.muli),
+  uop.MaxOp: (arith.maximumf, arith.maxsi, arith.maxui),
+  uop.IdivOp: (None, arith.divsi, arith.divui),
+  uop.ModOp: (None, arith.remsi, arith.remui),
+  uop.AndOp: (None, arith.andi, arith.andi),
+  uop.OrOp: (None, arith.ori, arith.ori),
+  uop.XorOp: (None, arith.xori, arith.xori),
+  uop.ShlOp: (None, arith.shli, arith.shli),
+  uop.ShrOp: (None, arith.shrsi, arith.shrui),
+  uop.PowOp: (math.powf, None, None),
 }
 
-COMPARE = {
-  "uop.cmplt": (arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt, arith.CmpIPredicate.ult),
-  "uop.cmpne": (arith.CmpFPredicate.UNE, arith.CmpIPredicate.ne, arith.CmpIPredicate.ne),
-  "uop.cmpeq": (arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, arith.CmpIPredicate.eq),
+COMPARE: dict[OpKind, tuple[arith.CmpFPredicate, arith.CmpIPredicate, arith.CmpIPredicate]] = {
+  uop.CmpltOp: (arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt, arith.CmpIPredicate.ult),
+  uop.CmpneOp: (arith.CmpFPredicate.UNE, arith.CmpIPredicate.ne, arith.CmpIPredicate.ne),
+  uop.CmpeqOp: (arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, arith.CmpIPredicate.eq),
 }
 
-FLOAT_UNARY: dict[str, Lowering] = {
-  "uop.exp2": math.exp2, "uop.exp": math.exp, "uop.log2": math.log2, "uop.log": math.log, "uop.sin": math.sin, "uop.cos": math.cos,
-  "uop.sqrt": math.sqrt, "uop.trunc": math.trunc,
+FLOAT_UNARY: dict[OpKind, Lowering] = {
+  uop.Exp2Op: math.exp2, uop.ExpOp: math.exp, uop.Log2Op: math.log2, uop.LogOp: math.log, uop.SinOp: math.sin, uop.CosOp: math.cos,
+  uop.SqrtOp: math.sqrt, uop.TruncOp: math.trunc,
 }
 
 
@@ -102,12 +105,12 @@ def safe_division(t: ir.Type, lowering: Lowering, a: ir.Value, b: ir.Value) -> i
   return arith.select(by_zero, zero, lowering(a, arith.select(unsafe, one, b)))
 
 
-def safe_shift(t: ir.Type, name: str, a: ir.Value, b: ir.Value) -> ir.Value:
+def safe_shift(t: ir.Type, kind: OpKind, a: ir.Value, b: ir.Value) -> ir.Value:
   """A shift by the element width or more (or by a negative amount) is poison in arith; here it is what shifting one
   bit at a time gives: shl and unsigned shr 0, signed shr the sign bits."""
   too_far = arith.cmpi(arith.CmpIPredicate.uge, b, constant(t, width(t), a))
-  if name == "uop.shr" and not is_unsigned(t): return arith.shrsi(a, arith.select(too_far, constant(t, width(t) - 1, a), b))
-  return arith.select(too_far, constant(t, 0, a), _pick(t, BINARY[name])(a, b))
+  if kind is uop.ShrOp and not is_unsigned(t): return arith.shrsi(a, arith.select(too_far, constant(t, width(t) - 1, a), b))
+  return arith.select(too_far, constant(t, 0, a), _pick(t, BINARY[kind])(a, b))
 
 
 def round_to_odd_f32(x: ir.Value) -> ir.Value:
@@ -137,13 +140,13 @@ def round_float(x: ir.Value, dst: ir.Type, nan_payloads: bool = True) -> ir.Valu
   return arith.bitcast(shaped(dst, x), arith.trunci(shaped(ir.IntegerType.get_signless(16), x), rounded))
 
 
-ROUNDING_FLOAT_OPS = ("uop.add", "uop.mul", "uop.pow", "uop.sqrt", "uop.recip")
+ROUNDING_FLOAT_OPS = (uop.AddOp, uop.MulOp, uop.PowOp, uop.SqrtOp, uop.RecipOp)
 
 
-def through_f32(t: ir.Type, name: str, lowering: Lowering) -> Lowering:
+def through_f32(t: ir.Type, kind: OpKind, lowering: Lowering) -> Lowering:
   """`lowering` itself, or for a bf16 op that rounds, `lowering` on operands widened to f32, rounded back by round_float
   (LLVM computes bf16 arithmetic in f32 too, but rounds with the x86 instruction that flushes denormals to zero)."""
-  if t != ir.BF16Type.get() or name not in ROUNDING_FLOAT_OPS: return lowering
+  if t != ir.BF16Type.get() or kind not in ROUNDING_FLOAT_OPS: return lowering
   return lambda *operands: round_float(lowering(*(arith.extf(shaped(ir.F32Type.get(), v), v) for v in operands)), t, nan_payloads=False)
 
 
@@ -171,31 +174,31 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
 
 def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
   """The arith/math value computing one element of the elementwise uop `op`."""
-  name = op.operation.name
+  kind = type(op.operation.opview)
   t = element_type(op.operands[0]) if len(op.operands) else element_type(op.results[0])
-  if name in BINARY:
-    if (lowering := _pick(t, BINARY[name])) is None: raise PassError(op.location, f"{name} has no lowering for {t}")
-    if name in ("uop.shl", "uop.shr"): return safe_shift(t, name, *operands)
-    return safe_division(t, lowering, *operands) if name in ("uop.idiv", "uop.mod") else through_f32(t, name, lowering)(*operands)
-  if name in COMPARE:
-    predicate = _pick(t, COMPARE[name])
+  if kind in BINARY:
+    if (lowering := _pick(t, BINARY[kind])) is None: raise PassError(op.location, f"{kind.OPERATION_NAME} has no lowering for {t}")
+    if kind in (uop.ShlOp, uop.ShrOp): return safe_shift(t, kind, *operands)
+    return safe_division(t, lowering, *operands) if kind in (uop.IdivOp, uop.ModOp) else through_f32(t, kind, lowering)(*operands)
+  if kind in COMPARE:
+    predicate = _pick(t, COMPARE[kind])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
-  if name in APPROXIMATIONS and t != ir.F64Type.get():
+  if kind in APPROXIMATIONS and t != ir.F64Type.get():
     x = operands[0] if t == ir.F32Type.get() else arith.extf(shaped(ir.F32Type.get(), operands[0]), operands[0])
-    result = APPROXIMATIONS[name](x)
+    result = APPROXIMATIONS[kind](x)
     return result if t == ir.F32Type.get() else round_float(result, t)
-  if name in FLOAT_UNARY: return through_f32(t, name, FLOAT_UNARY[name])(operands[0])
-  if name == "uop.neg": return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0, operands[0]), operands[0])
-  if name == "uop.recip": return through_f32(t, name, reciprocal)(operands[0])
-  if name == "uop.where": return arith.select(*operands)
-  if name == "uop.mulacc": return lower_scalar_pair(t, "uop.add", lower_scalar_pair(t, "uop.mul", *operands[:2]), operands[2])
-  if name == "uop.cast": return cast(operands[0], t, element_type(op.results[0]))
-  if name == "uop.bitcast":
+  if kind in FLOAT_UNARY: return through_f32(t, kind, FLOAT_UNARY[kind])(operands[0])
+  if kind is uop.NegOp: return arith.negf(operands[0]) if is_float(t) else arith.subi(constant(t, 0, operands[0]), operands[0])
+  if kind is uop.RecipOp: return through_f32(t, kind, reciprocal)(operands[0])
+  if kind is uop.WhereOp: return arith.select(*operands)
+  if kind is uop.MulaccOp: return lower_scalar_pair(t, uop.AddOp, lower_scalar_pair(t, uop.MulOp, *operands[:2]), operands[2])
+  if kind is uop.CastOp: return cast(operands[0], t, element_type(op.results[0]))
+  if kind is uop.BitcastOp:
     dst = signless(element_type(op.results[0]))
     return operands[0] if dst == signless(t) else arith.bitcast(shaped(dst, operands[0]), operands[0])
-  if name == "uop.contiguous": return operands[0]
-  raise PassError(op.location, f"{name} is not an elementwise op")
+  if kind is uop.ContiguousOp: return operands[0]
+  raise PassError(op.location, f"{op.operation.name} is not an elementwise op")
 
 
-def lower_scalar_pair(t: ir.Type, name: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-  return through_f32(t, name, _pick(t, BINARY[name]))(lhs, rhs)
+def lower_scalar_pair(t: ir.Type, kind: OpKind, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+  return through_f32(t, kind, _pick(t, BINARY[kind]))(lhs, rhs)

@@ -26,6 +26,7 @@ from mlir import ir
 from mlir.dialects import arith, math, scf, vector
 from numpy.polynomial import chebyshev, polynomial
 
+from pytc.dialects import uop
 from pytc.passes.codegen.lanes import shaped, splat
 
 
@@ -218,4 +219,4 @@ def sin(x: ir.Value) -> ir.Value:
 def cos(x: ir.Value) -> ir.Value: return shifted_sine(x, 0.5)
 
 
-APPROXIMATIONS = {"uop.exp2": exp2, "uop.exp": exp, "uop.log2": log2, "uop.log": log, "uop.sin": sin, "uop.cos": cos}
+APPROXIMATIONS = {uop.Exp2Op: exp2, uop.ExpOp: exp, uop.Log2Op: log2, uop.LogOp: log, uop.SinOp: sin, uop.CosOp: cos}

@@ -1,6 +1,4 @@
 """Copying ops with their operands remapped: the one way pytc's passes rebuild IR."""
-from collections.abc import Callable
-
 from mlir import ir
 
 
@@ -13,20 +11,6 @@ def clone(op: ir.Operation, mapping: dict[ir.Value, ir.Value], operands: list[ir
                             attributes=dict(op.attributes.items()), loc=op.location)
   for old, result in zip(op.results, new.results): mapping[old] = result
   return new
-
-
-def dependencies(root: ir.Operation, follow: Callable[[ir.Operation, ir.Value], bool]) -> list[ir.Operation]:
-  """`root` and the ops it depends on through the operands `follow(op, operand)` accepts, each after its operands."""
-  order, seen, stack = [], set(), [(root, False)]
-  while stack:
-    op, expanded = stack.pop()
-    if expanded:
-      order.append(op)
-    elif op not in seen:
-      seen.add(op)
-      stack.append((op, True))
-      stack.extend((v.owner.operation, False) for v in reversed(list(op.operands)) if follow(op, v))
-  return order
 
 
 def unused(op: ir.Operation) -> bool:

@@ -15,9 +15,15 @@ import itertools
 from dataclasses import dataclass
 
 from mlir import ir
+from mlir.dialects import func
 
+from pytc.dialects import uop
 from pytc.passes import PassError
+from pytc.passes.common import attributes
+from pytc.passes.common.analysis import UOP_PREFIX
+from pytc.passes.common.attributes import KERNEL, KERNELS
 from pytc.passes.common.symbolic import Lin, Range
+from pytc.passes.common.uops import isa, range_kind
 
 
 @dataclass(frozen=True)
@@ -35,18 +41,19 @@ RANGEIFIED = Form("rangeified", False, 1, "pytc-rangeify", "a rangeified graph",
 BUFFERIZED = Form("bufferized", False, 2, "pytc-bufferize", "a bufferized graph", "a graph bufferized by pytc-bufferize")
 SPLIT = Form("split", False, 3, "pytc-split-kernels", "a graph split into kernel launches", "kernels split by pytc-split-kernels")
 SCHEDULED = Form("scheduled", False, 4, "pytc-schedule", "a scheduled graph", "a graph scheduled by pytc-schedule")
-KERNEL = Form("kernel", True, 0, "pytc-split-kernels", "an index-level kernel", "index-level kernels")
+KERNEL_FORM = Form("kernel", True, 0, "pytc-split-kernels", "an index-level kernel", "index-level kernels")
 LOWERED = Form("lowered", True, 1, "pytc-lower-kernels", "a lowered kernel", "lowered kernels")
 GRAPH_FORMS = (TENSOR, RANGEIFIED, BUFFERIZED, SPLIT, SCHEDULED)
-KERNEL_FORMS = (KERNEL, LOWERED)
+KERNEL_FORMS = (KERNEL_FORM, LOWERED)
 FORMS = {form.key: form for form in GRAPH_FORMS + KERNEL_FORMS}
 
 # The graph stages (lowest, highest) an op can appear in, by its name.
-TENSOR_LEVEL = ("uop.reduce", "uop.reshape", "uop.permute", "uop.expand", "uop.pad", "uop.shrink", "uop.flip", "uop.contiguous",
-                "uop.copy", "uop.assign", "uop.iota")
-STAGES = {**{name: (0, 0) for name in TENSOR_LEVEL}, "uop.bufferize": (1, 1), "uop.range": (1, 2), "uop.index": (1, 2),
-          "uop.range_reduce": (1, 2), "uop.store": (2, 2), "uop.end": (2, 2), "uop.buffer": (2, 4), "uop.launch": (3, 4)}
-NOT_IN_KERNELS = ("uop.sink", "uop.launch", "uop.buffer", "uop.bufferize", *TENSOR_LEVEL)
+TENSOR_LEVEL = tuple(op.OPERATION_NAME for op in (uop.ReduceOp, uop.ReshapeOp, uop.PermuteOp, uop.ExpandOp, uop.PadOp, uop.ShrinkOp,
+                                                  uop.FlipOp, uop.ContiguousOp, uop.CopyOp, uop.AssignOp, uop.IotaOp))
+STAGES = {**{name: (0, 0) for name in TENSOR_LEVEL}, **{op.OPERATION_NAME: stages for op, stages in (
+  (uop.BufferizeOp, (1, 1)), (uop.RangeOp, (1, 2)), (uop.IndexOp, (1, 2)), (uop.RangeReduceOp, (1, 2)), (uop.StoreOp, (2, 2)),
+  (uop.EndOp, (2, 2)), (uop.BufferOp, (2, 4)), (uop.LaunchOp, (3, 4)))}}
+NOT_IN_KERNELS = tuple(op.OPERATION_NAME for op in (uop.SinkOp, uop.LaunchOp, uop.BufferOp, uop.BufferizeOp)) + TENSOR_LEVEL
 ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.divsi", "arith.floordivsi", "arith.remui", "arith.remsi")
 
 
@@ -61,7 +68,7 @@ def symbol(fn: ir.OpView) -> str:
 def op_stages(op: ir.OpView, name: str) -> tuple[int, int] | None:
   """The stages `op` (named `name`) shows by its name (elementwise ops show none: they are at every level), a sink by
   what it lists."""
-  if name != "uop.sink": return STAGES.get(name)
+  if name != uop.SinkOp.OPERATION_NAME: return STAGES.get(name)
   stages = [sink_operand_stages(v) for v in op.operands]
   return (max(s[0] for s in stages), min(s[1] for s in stages)) if stages else None
 
@@ -76,12 +83,12 @@ def graph_stages(fn: ir.OpView, ops: list[ir.OpView], names: list[str], argument
   """The (stage, the op that shows it) of the earliest and the latest form the graph function can be in."""
   low, high = (0, fn), (len(GRAPH_FORMS) - 1, fn)
   low_width, high_width = high[0], low[0]  # the other end of the op that shows each: the narrowest shows it best
-  if "pytc.kernels" in fn.attributes: (low, high), low_width, high_width = ((SCHEDULED.stage, fn),) * 2, SCHEDULED.stage, SCHEDULED.stage
+  if KERNELS.has(fn): (low, high), low_width, high_width = ((SCHEDULED.stage, fn),) * 2, SCHEDULED.stage, SCHEDULED.stage
   for op, name in zip(ops, names):
     if (stages := op_stages(op, name)) is None: continue
     if stages[0] > high[0] or stages[1] < low[0]:
       other = high if stages[0] > high[0] else low
-      holds = "the pytc.kernels attribute" if other[1] is fn else other[1].operation.name
+      holds = f"the {KERNELS.name} attribute" if other[1] is fn else other[1].operation.name
       raise PassError(op.location, f"{argument}: {name} belongs to {GRAPH_FORMS[stages[0]].name}, but {symbol(fn)} also holds "
                                    f"{holds}, of {GRAPH_FORMS[other[0]].name}: a function is in one form at a time")
     if stages[0] > low[0] or (stages[0] == low[0] and stages[1] < low_width): low, low_width = (stages[0], op), stages[1]
@@ -110,21 +117,23 @@ def check_input(module: ir.Operation, argument: str, takes: tuple[str, ...]) -> 
   that names no kernel form leaves kernel functions alone, whatever their form; one that names no graph form, graphs."""
   graph_forms = sorted((FORMS[key] for key in takes if not FORMS[key].kernel), key=lambda f: f.stage)
   kernel_forms = sorted((FORMS[key] for key in takes if FORMS[key].kernel), key=lambda f: f.stage)
+  attributes.verify(module, argument)
   for fn in module.regions[0].blocks[0].operations:
-    if fn.operation.name != "func.func":
-      if fn.operation.name.startswith("uop."): raise PassError(fn.location, f"{argument}: {fn.operation.name} belongs in a graph or kernel func.func")
+    if not isinstance(fn, func.FuncOp):
+      if fn.operation.name.startswith(UOP_PREFIX):
+        raise PassError(fn.location, f"{argument}: {fn.operation.name} belongs in a graph or kernel func.func")
       continue
     if not (ops := body(fn)): continue
     names = [op.operation.name for op in ops]
-    if "pytc.kernel" in fn.attributes:
-      form = KERNEL if any(name.startswith("uop.") for name in names) else LOWERED
+    if KERNEL.get(fn):
+      form = KERNEL_FORM if any(name.startswith(UOP_PREFIX) for name in names) else LOWERED
       if not kernel_forms: continue
       check_form(argument, fn, kernel_forms, (form.stage, fn), (form.stage, fn))
-      if form is KERNEL and KERNEL in kernel_forms: check_kernel(fn, ops, names, argument)
+      if form is KERNEL_FORM and KERNEL_FORM in kernel_forms: check_kernel(fn, ops, names, argument)
       continue
-    if "uop.sink" not in names:
-      if (uop := next((op for op, name in zip(ops, names) if name.startswith("uop.")), None) or nested_uop(ops)) is not None:
-        raise PassError(uop.location, f"{argument}: {symbol(fn)} holds uop ops but is neither a graph (with a uop.sink listing its outputs at "
+    if uop.SinkOp.OPERATION_NAME not in names:
+      if (stray := next((op for op, name in zip(ops, names) if name.startswith(UOP_PREFIX)), None) or nested_uop(ops)) is not None:
+        raise PassError(stray.location, f"{argument}: {symbol(fn)} holds uop ops but is neither a graph (with a uop.sink listing its outputs at "
                                       "its top level) nor a kernel (with the pytc.kernel attribute)")
       continue
     if ops[-1].operation.name == "func.return" and len(ops[-1].operands):
@@ -133,7 +142,7 @@ def check_input(module: ir.Operation, argument: str, takes: tuple[str, ...]) -> 
     low, high = graph_stages(fn, ops, names, argument)
     if not graph_forms: continue
     check_form(argument, fn, graph_forms, low, high)
-    if high[0] == TENSOR.stage and (foreign := next((op for op, name in zip(ops[:-1], names) if not name.startswith("uop.")), None)):
+    if high[0] == TENSOR.stage and (foreign := next((op for op, name in zip(ops[:-1], names) if not name.startswith(UOP_PREFIX)), None)):
       raise PassError(foreign.location, f"{argument}: {foreign.operation.name} is not a uop op: a tensor-level graph holds uop ops only")
 
 
@@ -142,7 +151,7 @@ def nested_uop(ops: list[ir.OpView]) -> ir.Operation | None:
   found: list[ir.Operation] = []
   for op in ops:
     if not len(op.operation.regions): continue
-    op.operation.walk(lambda o: ir.WalkResult.INTERRUPT if o.name.startswith("uop.") and not found.append(o) else ir.WalkResult.ADVANCE)
+    op.operation.walk(lambda o: ir.WalkResult.INTERRUPT if o.name.startswith(UOP_PREFIX) and not found.append(o) else ir.WalkResult.ADVANCE)
     if found: return found[0]
   return None
 
@@ -154,7 +163,7 @@ def check_kernel(fn: ir.OpView, ops: list[ir.OpView], names: list[str], argument
   for op, kind in zip(ops, names): named.setdefault(kind, []).append(op)
   if misplaced := [op for kind in NOT_IN_KERNELS for op in named.get(kind, [])]:
     raise PassError(misplaced[0].location, f"{argument}: {misplaced[0].operation.name} cannot appear in kernel {name}: a kernel is index-level code")
-  ends, stores = named.get("uop.end", []), named.get("uop.store", [])
+  ends, stores = named.get(uop.EndOp.OPERATION_NAME, []), named.get(uop.StoreOp.OPERATION_NAME, [])
   if not ends:
     raise PassError((stores or [fn])[0].location, f"{argument}: kernel {name} has no uop.end: its store must be closed by "
                                                   "`uop.end %stored over (%loop ranges)`")
@@ -164,15 +173,15 @@ def check_kernel(fn: ir.OpView, ops: list[ir.OpView], names: list[str], argument
     if store.operation != end.operands[0].owner:
       raise PassError(store.location, f"{argument}: this uop.store is not closed by the uop.end of kernel {name} (a kernel is one store)")
   loops = set(list(end.operands)[1:])
-  reduced = {r for op in named.get("uop.range_reduce", []) for r in list(op.operands)[1:]}
-  for op in named.get("uop.range", []):
+  reduced = {r for op in named.get(uop.RangeReduceOp.OPERATION_NAME, []) for r in list(op.operands)[1:]}
+  for op in named.get(uop.RangeOp.OPERATION_NAME, []):
     if not any(True for _ in op.results[0].uses): continue
-    if ir.IntegerAttr(op.attributes["kind"]).value == 0 and op.results[0] not in loops:
+    if range_kind(op) is uop.RangeKind.loop and op.results[0] not in loops:
       raise PassError(op.location, f"{argument}: this loop range is used but not closed by the uop.end of kernel {name}")
-    if ir.IntegerAttr(op.attributes["kind"]).value != 0 and op.results[0] not in reduced:
+    if range_kind(op) is uop.RangeKind.reduce and op.results[0] not in reduced:
       raise PassError(op.location, f"{argument}: this reduce range is used but not closed by a uop.range_reduce in kernel {name}")
   if any(ir.IntegerAttr(r.owner.attributes["size"]).value == 0 for r in loops): return  # the body never runs
-  check_bounds(named.get("uop.index", []) + stores, argument)
+  check_bounds(named.get(uop.IndexOp.OPERATION_NAME, []) + stores, argument)
 
 
 class IndexForms:
@@ -187,7 +196,7 @@ class IndexForms:
 
   def build(self, op: ir.Operation) -> Lin | None:
     name = op.name
-    if name == "uop.range":
+    if isa(op, uop.RangeOp):
       size = ir.IntegerAttr(op.attributes["size"]).value
       return Lin.of(Range(next(self.ids), size)) if size > 0 else None  # a range with no values reads nothing
     if name == "arith.constant":
@@ -210,9 +219,8 @@ def check_bounds(accesses: list[ir.OpView], argument: str) -> None:
   forms = IndexForms()
   for op in accesses:
     name = op.operation.name
-    if name == "uop.index" and list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[2] == 0:
-      buffer, indices, what = op.operands[0], list(op.operands)[1:], "reads"
-    elif name == "uop.store": buffer, indices, what = op.operands[1], list(op.operands)[2:], "writes"
+    if isinstance(op, uop.IndexOp) and op.valid is None: buffer, indices, what = op.src, list(op.indices), "reads"
+    elif isinstance(op, uop.StoreOp): buffer, indices, what = op.operands[1], list(op.operands)[2:], "writes"
     else: continue
     shape = list(ir.ShapedType(buffer.type).shape)
     if 0 in shape: continue

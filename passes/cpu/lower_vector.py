@@ -20,13 +20,14 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
 
+from pytc.dialects import uop
 from pytc.passes import range_size
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.common.clone import dependencies
-from pytc.passes.cpu.order_loops import top_level_reductions
+from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, weight
+from pytc.passes.common.attributes import VECTOR
+from pytc.passes.common.uops import reduce_kind
 from pytc.passes.cpu.vectorize import pack_values, row_reductions, uniform_roots
-from pytc.passes.scheduling.fuse import weight
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,8 @@ def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.g
 
 def constant_value(value: ir.Value) -> int | None:
   """The integer a uniform index value holds when it is a constant."""
-  if isinstance(value, ir.BlockArgument) or value.owner.name != "arith.constant": return None
-  return ir.IntegerAttr(value.owner.attributes["value"]).value
+  if (op := defining(value, arith.ConstantOp)) is None: return None
+  return ir.IntegerAttr(op.value).value
 
 
 class VectorLowering(KernelLowering):
@@ -72,10 +73,10 @@ class VectorLowering(KernelLowering):
     self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
     self.row_cache: dict[ir.Value, ir.Value] = {}  # a value along j -> the row buffer a reduction left it in
 
-  def pack(self, value: ir.Value, reduction: ir.Operation, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
+  def pack(self, value: ir.Value, reduction: uop.RangeReduceOp, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
     panel (allocated once per call); the tiles then read the panel."""
-    ranges = list(reduction.operands[1:])
+    ranges = list(reduction.ranges)
     shape = [range_size(r) for r in ranges] + [width]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
@@ -87,11 +88,11 @@ class VectorLowering(KernelLowering):
     self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
 
-  def sum_row(self, reduction: ir.Operation, cached: ir.Value, entry: ir.Block) -> None:
+  def sum_row(self, reduction: uop.RangeReduceOp, cached: ir.Value, entry: ir.Block) -> None:
     """A float sum over one range `k` as long as the row, as vector code, whose body, the same computation as
     `cached` along `j`, is kept in a row buffer as it goes: the loop along `j` reads it instead of computing it
     again (softmax's exponentials)."""
-    k, body, element = reduction.operands[1], reduction.operands[0], reduction.results[0].type
+    k, body, element = reduction.ranges[0], reduction.src, reduction.result.type
     size, lanes_type = range_size(k), self.vector_type(element)
     with ir.InsertionPoint.at_block_begin(entry): row = memref.alloca(ir.MemRefType.get([size], element), [], [])
     loop = scf.ForOp(index_constant(0), index_constant(size), index_constant(self.lanes), [vector.broadcast(lanes_type, constant(element, 0))])
@@ -101,7 +102,7 @@ class VectorLowering(KernelLowering):
       vector.store(lanes, row, [loop.induction_variable])
       scf.YieldOp([arith.addf(loop.inner_iter_args[0], lanes, fastmath=ir.Attribute.parse("#arith.fastmath<reassoc>"))])
       self.scopes.pop()
-    self.scopes[-1][reduction.results[0]] = vector.reduction(element, vector.CombiningKind.ADD, loop.results[0],
+    self.scopes[-1][reduction.result] = vector.reduction(element, vector.CombiningKind.ADD, loop.results[0],
                                                              fastmath=ir.Attribute.parse("#arith.fastmath<reassoc>"))
     self.row_cache[cached] = row
 
@@ -146,27 +147,24 @@ class VectorLowering(KernelLowering):
     """As for scalar loops, but a read lowers its indices and gate before its buffer; values read back from a row buffer or
     a panel are loaded where they are used, once per use."""
     op = value.owner
-    if op.name == "uop.index":
-      segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-      needed = list(op.operands[1:1 + segments[1]]) + ([op.operands[-1]] if segments[2] else []) + [op.operands[0]]
+    if isinstance(op, uop.IndexOp): needed = list(op.indices) + ([op.valid] if op.valid is not None else []) + [op.src]
     else: needed = super().prerequisites(value)
     return [v for v in needed if v not in self.row_cache and v not in self.packed]
 
   def emit_value(self, value: ir.Value) -> Lanes:
     op = value.owner
-    name = op.name
-    if name in ("uop.range", "uop.range_reduce", "uop.const"): return super().emit_value(value)  # a reduction here does not vary along j
+    if isinstance(op, (uop.RangeOp, uop.RangeReduceOp, uop.ConstOp)): return super().emit_value(value)  # a reduction here does not vary along j
     with op.location:
-      if name == "uop.index": return self.emit_load(op)
+      if isinstance(op, uop.IndexOp): return self.emit_load(op)
       operands = [self.emit(v) for v in op.operands]
       if all(is_uniform(v) for v in operands): return super().emit_value(value)
-      if name in ("arith.addi", "arith.muli") and (strided := self.strided(name, *operands)) is not None: return strided
-      if name.startswith("uop."): return lower_scalar(op, [self.vector(v) for v in operands])
-      return ir.Operation.create(name, results=[self.vector_type(r.type) for r in op.results], operands=[self.vector(v) for v in operands],
+      if isinstance(op, (arith.AddIOp, arith.MulIOp)) and (strided := self.strided(op, *operands)) is not None: return strided
+      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.vector(v) for v in operands])
+      return ir.Operation.create(op.name, results=[self.vector_type(r.type) for r in op.results], operands=[self.vector(v) for v in operands],
                                  attributes=dict(op.attributes.items())).results[0]
 
-  def strided(self, name: str, a: Lanes, b: Lanes) -> Strided | None:
-    if name == "arith.addi":
+  def strided(self, op: arith.AddIOp | arith.MulIOp, a: Lanes, b: Lanes) -> Strided | None:
+    if isinstance(op, arith.AddIOp):
       if isinstance(a, Strided) and isinstance(b, Strided): return Strided(arith.addi(a.base, b.base), a.stride + b.stride)
       if isinstance(a, Strided) and is_uniform(b): return Strided(arith.addi(a.base, b), a.stride)
       if isinstance(b, Strided) and is_uniform(a): return Strided(arith.addi(a, b.base), b.stride)
@@ -175,13 +173,12 @@ class VectorLowering(KernelLowering):
     factor = constant_value(b) if is_uniform(b) else None
     return Strided(arith.muli(a.base, b), a.stride * factor) if isinstance(a, Strided) and factor is not None else None
 
-  def emit_load(self, op: ir.OpView) -> Lanes:
-    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    indices = [self.emit(v) for v in op.operands[1:1 + segments[1]]]
-    valid = self.emit(op.operands[-1]) if segments[2] else None
+  def emit_load(self, op: uop.IndexOp) -> Lanes:
+    indices = [self.emit(v) for v in op.indices]
+    valid = self.emit(op.valid) if op.valid is not None else None
     if all(is_uniform(v) for v in indices) and (valid is None or is_uniform(valid)): return super().emit_load(op)
-    element, source = op.results[0].type, self.emit(op.operands[0])
-    if is_empty(op.operands[0].type): return constant(element, 0)
+    element, source = op.result.type, self.emit(op.src)
+    if is_empty(op.src.type): return constant(element, 0)
     source, indices = self.without_unit_tail(source, indices)
     if isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
       stored = self.vector_type(storage_type(element))
@@ -213,12 +210,12 @@ class VectorLowering(KernelLowering):
         self.collapsed[buffer] = memref.collapse_shape(view, buffer, [[d] for d in range(rank - 1)] + [list(range(rank - 1, len(shape)))])
     return self.collapsed[buffer], indices[:rank]
 
-  def store(self, op: ir.OpView) -> None:
-    value, target, *indices = op.operands
-    if is_empty(target.type): return
-    lanes = self.vector(self.emit(value))
-    buffer, positions = self.without_unit_tail(self.emit(target), [self.emit(i) for i in indices])
-    stored = store(value.type, lanes)
+  def store(self, op: uop.StoreOp) -> None:
+    if is_empty(op.dst.type): return
+    indices = list(op.indices)
+    lanes = self.vector(self.emit(op.value))
+    buffer, positions = self.without_unit_tail(self.emit(op.dst), [self.emit(i) for i in indices])
+    stored = store(op.value.type, lanes)
     if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
       shape, element_bytes = ir.MemRefType(buffer.type).shape, max(1, ir.ShapedType(buffer.type).element_type.width // 8)
       aligned = indices[len(positions) - 1] == self.aligned_j and shape[-1] % self.lanes == 0  # vectors start at multiples of the lanes
@@ -228,7 +225,7 @@ class VectorLowering(KernelLowering):
       return
     for lane in range(self.lanes): memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
 
-  def accumulate(self, reduction: ir.Operation, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
+  def accumulate(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
     """Loop the reduce `ranges` around one combine per tile; the accumulators are loop-carried. With roots to
     vectorize (see `unrolled`), the innermost range steps by the lanes."""
     step = self.lanes if len(ranges) == 1 and self.roots.get(reduction) else 1
@@ -244,7 +241,7 @@ class VectorLowering(KernelLowering):
       scf.YieldOp(results)
     return list(loop.results)
 
-  def unrolled(self, reduction: ir.Operation, k: ir.Value, start: ir.Value, tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
+  def unrolled(self, reduction: uop.RangeReduceOp, k: ir.Value, start: ir.Value, tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
     """`lanes` steps of the innermost reduce range `k` from `start`: the reduction's roots (work that does not
     depend on `j`) are computed once per row as vectors along `k`, then each step combines every tile with
     the roots' lane for that step."""
@@ -263,16 +260,16 @@ class VectorLowering(KernelLowering):
         self.scopes.pop()
     return results
 
-  def combine_tile(self, reduction: ir.Operation, tile: Tile, acc: ir.Value) -> ir.Value:
-    kind, element, body = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type, reduction.operands[0]
+  def combine_tile(self, reduction: uop.RangeReduceOp, tile: Tile, acc: ir.Value) -> ir.Value:
+    kind, element = reduce_kind(reduction), reduction.result.type
     self.scopes.append(dict(tile.scope))
     self.column = tile.column
     fused = element in (ir.F32Type.get(), ir.F64Type.get())  # f16/bf16 fma would need a runtime library call
     if (factors := widened_product(reduction)) is not None:
       result = math.fma(*(self.vector(widen(self.emit(factor))) for factor in factors), acc)
-    elif kind == 0 and fused and not isinstance(body, ir.BlockArgument) and body.owner.name == "uop.mul":
-      result = math.fma(self.vector(self.emit(body.owner.operands[0])), self.vector(self.emit(body.owner.operands[1])), acc)
-    else: result = combine(kind, element, acc, self.vector(self.emit(body)))
+    elif kind == uop.ReduceKind.add and fused and (product := defining(reduction.src, uop.MulOp)) is not None:
+      result = math.fma(self.vector(self.emit(product.lhs)), self.vector(self.emit(product.rhs)), acc)
+    else: result = combine(kind, element, acc, self.vector(self.emit(reduction.src)))
     self.scopes.pop()
     return result
 
@@ -290,26 +287,24 @@ def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value]) -> b
       continue
     if isinstance(a, ir.BlockArgument) or isinstance(b, ir.BlockArgument) or a.type != b.type: return False
     x, y = a.owner, b.owner
-    if x.name != y.name or x.name == "uop.range" or len(x.operands) != len(y.operands) or len(x.results) != 1: return False
+    if x.name != y.name or isinstance(x, uop.RangeOp) or len(x.operands) != len(y.operands) or len(x.results) != 1: return False
     if {n: str(v) for n, v in x.attributes.items()} != {n: str(v) for n, v in y.attributes.items()}: return False
     pairs.extend(zip(x.operands, y.operands))
   return True
 
 
-def row_sum_twin(reduction: ir.Operation, stored: ir.OpView, j: ir.Value, lanes: int) -> ir.Value | None:
+def row_sum_twin(reduction: uop.RangeReduceOp, stored: uop.StoreOp, j: ir.Value, lanes: int) -> ir.Value | None:
   """The value along `j` in the stored computation that is the body of `reduction` (a float sum over one range as
   long as `j`, a multiple of the lanes) with `j` for that range; None if there is none."""
-  kind, ranges = ir.IntegerAttr(reduction.attributes["kind"]).value, list(reduction.operands[1:])
+  ranges = list(reduction.ranges)
   size = range_size(j)
-  if kind != 0 or not is_float(reduction.results[0].type) or len(ranges) != 1 or range_size(ranges[0]) != size or size % lanes:
+  if reduce_kind(reduction) != uop.ReduceKind.add or not is_float(reduction.result.type) or len(ranges) != 1 or range_size(ranges[0]) != size \
+     or size % lanes:
     return None
-  candidates = dependencies(stored.operands[0].owner.operation,
-                            lambda op, v: not isinstance(v, ir.BlockArgument) and op.name != "uop.range_reduce")
-  twin = next((op.results[0] for op in candidates if len(op.results) == 1 and op.name != "uop.range_reduce"
-               and same_under(op.results[0], reduction.operands[0], {j: ranges[0]})), None)
+  twin = next((op.results[0] for op in computation(stored.value, into_reductions=False) if len(op.results) == 1
+               and not isinstance(op, uop.RangeReduceOp) and same_under(op.results[0], reduction.src, {j: ranges[0]})), None)
   if twin is None: return None
-  work = dependencies(twin.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and op.name != "uop.range_reduce")
-  return twin if weight(work) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
+  return twin if weight(computation(twin, into_reductions=False)) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
 
 
 def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
@@ -319,16 +314,16 @@ def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
   return start if size % length == 0 else arith.minsi(start, index_constant(size - length))
 
 
-def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
+def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
                ) -> tuple[dict[ir.Value, ir.Value], int, dict[ir.Value | None, ir.InsertionPoint], ir.InsertionPoint]:
   """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
-  `rows`), inside it the blocks of `j`, inside those the blocks of `u` in the group. With `j` the only range, the
-  parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
+  `rows`), the outermost over `bounds`, inside it the blocks of `j`, inside those the blocks of `u` in the group.
+  With `j` the only range, the parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
   extent of the outermost range, the points before the loops over `j` and over the group of `u` (there, values
   shared by the loop are computed; None: before the first inner loop) and the point inside."""
   outer = [r for r in loops if r is not j] or [j]
   sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
-  begin, end = entry.arguments[-2:]
+  begin, end = bounds
   zero, one, index = index_constant(0), index_constant(1), ir.IndexType.get()
   parallel = scf.ParallelOp([], [begin] + [zero] * (len(outer) - 1), [end] + [index_constant(n) for n in sizes[1:]], [one] * len(outer), [])
   body = parallel.region.blocks.append(*[index] * len(outer))
@@ -352,20 +347,20 @@ def tile_loops(loops: list[ir.Value], entry: ir.Block, j: ir.Value, u: ir.Value 
   return starts, sizes[0], before, point
 
 
-def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir.OpView, loops: list[ir.Value],
-                      entry: ir.Block) -> int:
-  """Emit the blocked loops and their vector body into `entry`; the extent of the outermost parallel range.
+def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value],
+                      entry: ir.Block, bounds: tuple[ir.Value, ir.Value]) -> int:
+  """Emit the blocked loops (the outermost parallel range over `bounds`) and their vector body into `entry`; the extent
+  of the outermost parallel range.
   In stream mode (elementwise along `j`), the reductions vary only with the outer ranges: they are computed as
   scalar loops once per outer iteration, before the loop along `j`."""
-  tile = ir.DictAttr(kernel.attributes["pytc.vector"])
-  lanes, vectors, rows, group, upcast, pack, unroll = (ir.IntegerAttr(tile[k]).value
-                                                      for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
-  stream = "stream" in tile
+  tile = VECTOR.get(kernel)
+  lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
+  stream = tile.get("stream", 0) == 1
   j = loops[-1]
-  u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.attributes["id"]).value == upcast), None)
+  u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.id).value == upcast), None)
   width = lanes * vectors
-  starts, extent, before, point = tile_loops(loops, entry, j, u, width, rows, group)
-  reductions = [] if stream else top_level_reductions(stored.operands[0])
+  starts, extent, before, point = tile_loops(loops, bounds, j, u, width, rows, group)
+  reductions = [] if stream else top_level_reductions(stored.value)
   if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
   lowering.aligned_j = j
@@ -373,7 +368,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
     with before[None]:
       for reduction in hoisting_depth(stored, loops[:-1] + [j])[1]:
         if (cached := row_sum_twin(reduction, stored, j, lanes)) is not None: lowering.sum_row(reduction, cached, entry)
-        else: lowering.emit(reduction.results[0])
+        else: lowering.emit(reduction.result)
   if pack:
     with before[u]:
       for reduction in reductions:
@@ -388,16 +383,16 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: ir
     for row in range(rows):  # reductions inside the tile reductions vary only with the row: once per tile row
       row_tiles = [tile for tile in tiles if tile.row == row]
       lowering.scopes.append({u: row_tiles[0].scope[u]} if u is not None else {})
-      values = {nested.results[0]: lowering.emit(nested.results[0]) for nested in row_reductions(reductions)}
+      values = {nested.result: lowering.emit(nested.result) for nested in row_reductions(reductions)}
       lowering.scopes.pop()
       for tile in row_tiles: tile.scope.update(values)
-    results: dict[ir.Operation, list[ir.Value]] = {}
+    results: dict[uop.RangeReduceOp, list[ir.Value]] = {}
     for reduction in reductions:
-      kind, element = ir.IntegerAttr(reduction.attributes["kind"]).value, reduction.results[0].type
-      identity = vector.broadcast(lowering.vector_type(signless(element)), reduce_identity(kind, element))
-      results[reduction] = lowering.accumulate(reduction, list(reduction.operands[1:]), tiles, [identity] * len(tiles))
+      element = reduction.result.type
+      identity = vector.broadcast(lowering.vector_type(signless(element)), reduce_identity(reduce_kind(reduction), element))
+      results[reduction] = lowering.accumulate(reduction, list(reduction.ranges), tiles, [identity] * len(tiles))
     for position, tile in enumerate(tiles):
-      lowering.scopes.append({**tile.scope, **{r.results[0]: accs[position] for r, accs in results.items()}})
+      lowering.scopes.append({**tile.scope, **{r.result: accs[position] for r, accs in results.items()}})
       lowering.store(stored)
       lowering.scopes.pop()
   return extent

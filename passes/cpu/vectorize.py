@@ -29,28 +29,26 @@ from typing import Annotated
 
 from mlir import ir
 
+from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
-from pytc.passes.codegen.kernel_lowering import free_ranges
 from pytc.passes.codegen.scalar import is_float
-from pytc.passes.common.clone import dependencies
-from pytc.passes.cpu.order_loops import top_level_reductions, uses_any
-from pytc.passes.scheduling.fuse import weight
+from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
+from pytc.passes.common.attributes import KERNEL, VECTOR
 
 PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
-def varying_reads(reduction: ir.Operation, j: ir.Value) -> list[ir.OpView]:
+def varying_reads(reduction: uop.RangeReduceOp, j: ir.Value) -> list[uop.IndexOp]:
   """The reads in the reduction's body that move with `j`."""
-  body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
-  return [op for op in body if op.name == "uop.index" and uses_any(op.results[0], {j})]
+  return [op for op in computation(reduction.src) if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})]
 
 
-def pack_values(reduction: ir.Operation, j: ir.Value, u: ir.Value) -> list[ir.Value]:
+def pack_values(reduction: uop.RangeReduceOp, j: ir.Value, u: ir.Value) -> list[ir.Value]:
   """The largest float values in the reduction's body that move with `j` but not with `u` (a read along `j`, with
   the padding select around it): each is copied into a panel once per group."""
-  found, stack, seen = [], [reduction.operands[0]], set()
+  found, stack, seen = [], [reduction.src], set()
   while stack:
     value = stack.pop()
     if isinstance(value, ir.BlockArgument) or value in seen or not uses_any(value, {j}): continue
@@ -60,67 +58,62 @@ def pack_values(reduction: ir.Operation, j: ir.Value, u: ir.Value) -> list[ir.Va
   return found
 
 
-def is_contiguous(read: ir.OpView, j: ir.Value) -> bool:
+def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
   """Whether the read's last index moves with `j` and no other index does (a gate may: it becomes a mask)."""
-  indices = list(read.operands[1:1 + ir.ShapedType(read.operands[0].type).rank])
+  indices = list(read.indices)
   return uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
 
 
-def panel_bytes(reduction: ir.Operation, width: int) -> int:
-  return width * 4 * prod(range_size(r) for r in reduction.operands[1:])
+def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
+  return width * 4 * prod(range_size(r) for r in reduction.ranges)
 
 
-def row_reductions(reductions: list[ir.Operation]) -> list[ir.Operation]:
+def row_reductions(reductions: list[uop.RangeReduceOp]) -> list[uop.RangeReduceOp]:
   """The reductions inside the bodies of `reductions`, in dependency order: a register-blocked kernel computes them
   once per tile row, before its own reductions, so they must vary only with output ranges other than `j`."""
-  found: dict[ir.Operation, None] = {}
+  found: dict[uop.RangeReduceOp, None] = {}
   for reduction in reductions:
-    if isinstance(reduction.operands[0], ir.BlockArgument): continue
-    for op in dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument)):
-      if op.name == "uop.range_reduce": found[op] = None
+    found.update((op, None) for op in computation(reduction.src) if isinstance(op, uop.RangeReduceOp))
   return list(found)
 
 
-def uniform_weight(reduction: ir.Operation, j: ir.Value) -> int:
+def uniform_weight(reduction: uop.RangeReduceOp, j: ir.Value) -> int:
   """The arithmetic in the reduction's body that does not depend on `j`: each tile recomputes it."""
-  body = dependencies(reduction.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
-  return weight([op for op in body if op.name != "uop.index" and not uses_any(op.results[0], {j})])
+  return weight([op for op in computation(reduction.src) if not isinstance(op, uop.IndexOp) and not uses_any(op.results[0], {j})])
 
 
-def uniform_roots(reduction: ir.Operation, j: ir.Value) -> list[ir.Value]:
+def uniform_roots(reduction: uop.RangeReduceOp, j: ir.Value) -> list[ir.Value]:
   """The largest values in the reduction's body that do not depend on `j` but do on its innermost reduce range:
   operands of the work that depends on `j` (or the whole body, if none does)."""
-  body_value, k = reduction.operands[0], reduction.operands[-1]
+  body_value, k = reduction.src, reduction.ranges[-1]
   if not uses_any(body_value, {j}): return [body_value]
-  body = dependencies(body_value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
   roots = {}
-  for op in body:
+  for op in computation(body_value):
     if not uses_any(op.results[0], {j}): continue
     for v in op.operands:
       if not isinstance(v, ir.BlockArgument) and not isinstance(v.type, ir.IndexType) and uses_any(v, {k}) and not uses_any(v, {j}): roots[v] = None
   return list(roots)
 
 
-def choose_stream(store: ir.OpView, loops: list[ir.Value], lanes: int, vectors: int) -> dict[str, int] | None:
+def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors: int) -> dict[str, int] | None:
   """Elementwise work along `j` (reductions, if any, do not vary with it: a row's max or mean): vectors along `j`
   when the store and every read that moves with `j` are contiguous along it."""
-  j, indices = loops[-1], list(store.operands[2:])
+  j, indices = loops[-1], list(store.indices)
   if not indices or indices[-1] != j or any(uses_any(i, {j}) for i in indices[:-1]): return None
-  reads = dependencies(store.operands[0].owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument))
-  if not all(is_contiguous(op, j) for op in reads if op.name == "uop.index" and uses_any(op.results[0], {j})): return None
+  reads = computation(store.value)
+  if not all(is_contiguous(op, j) for op in reads if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})): return None
   vectors = max(1, min(vectors, range_size(j) // lanes))
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
-  end = next(op.operation for op in kernel.regions[0].blocks[0].operations if op.operation.name == "uop.end")
-  loops = list(end.operands[1:])
+  end = kernel_end(kernel)
+  loops = list(end.ranges)
   if loops and 8 <= range_size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
   if not loops or range_size(loops[-1]) < lanes: return None
-  store = end.operands[0].owner
-  stored_value = store.operands[0]
-  if isinstance(stored_value, ir.BlockArgument): return None
-  reductions = top_level_reductions(stored_value)
+  store = end.src.owner
+  if isinstance(store.value, ir.BlockArgument): return None
+  reductions = top_level_reductions(store.value)
   if not any(uses_any(r.results[0], {loops[-1]}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
   rows_only = set(loops[:-1])
   if not all(free_ranges(n) <= rows_only for n in row_reductions(reductions)): return None  # truly nested reductions
@@ -128,7 +121,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if not any(reads.values()): return None
   unroll = 0
   if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
-    if all(range_size(r.operands[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
+    if all(range_size(r.ranges[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
       unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, range_size(loops[-1]) // lanes))
@@ -140,7 +133,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   rows = min(rows, range_size(candidates[-1]))
   blocks = -(-range_size(candidates[-1]) // rows)
   group = max(g for g in range(1, group + 1) if blocks % g == 0)
-  upcast = ir.IntegerAttr(candidates[-1].owner.attributes["id"]).value
+  upcast = ir.IntegerAttr(candidates[-1].owner.id).value
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
 
 
@@ -148,9 +141,9 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
           takes=("split", "scheduled", "kernel"))
 def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8, rows: Annotated[int, Within(1, 64)] = 4,
               vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, explain: bool = False) -> None:
-  i64, verbose = ir.IntegerType.get_signless(64), explain or DEBUG >= 3
-  for fn in functions_with(module, "uop.end"):
-    if "pytc.kernel" not in fn.attributes: continue
+  verbose = explain or DEBUG >= 3
+  for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
+    if not KERNEL.get(fn): continue
     tile = choose_tile(fn.operation, lanes, rows, vectors, group)
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
-    if tile: fn.attributes["pytc.vector"] = ir.DictAttr.get({k: ir.IntegerAttr.get(i64, v) for k, v in tile.items()})
+    if tile: VECTOR.set(fn, tile)

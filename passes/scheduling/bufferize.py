@@ -14,7 +14,9 @@ becomes
 from mlir import ir
 from mlir.dialects import arith, func
 
+from pytc.dialects import uop
 from pytc.passes import functions_with, register
+from pytc.passes.common.uops import defined_by, is_loop, new_range, range_id, read
 
 
 def memref_of(tensor: ir.Type) -> ir.MemRefType:
@@ -25,20 +27,18 @@ def memref_of(tensor: ir.Type) -> ir.MemRefType:
 def bufferize(fn: func.FuncOp) -> None:
   block = fn.entry_block
   for arg in block.arguments: arg.set_type(memref_of(arg.type))
-  sink = next(op for op in block.operations if op.operation.name == "uop.sink")
+  sink = next(op for op in block.operations if isinstance(op, uop.SinkOp))
   outputs, repeated = {}, []  # every sink operand gets its own output: one that repeats an earlier operand copies it
   for position, value in enumerate(sink.operands):
     argument = block.add_argument(memref_of(value.type), fn.location)
     if value in outputs: repeated.append((position, argument))
     else: outputs[value] = argument
-  for op in [op for op in block.operations if op.operation.name == "uop.bufferize"]:
-    source, *ranges = op.operands
-    memref = memref_of(op.results[0].type)
+  for op in [op for op in block.operations if isinstance(op, uop.BufferizeOp)]:
+    ranges = list(op.ranges)
     with ir.InsertionPoint(op), op.location:
-      target = outputs.get(op.results[0]) or ir.Operation.create("uop.buffer", results=[memref]).result
-      stored = ir.Operation.create("uop.store", results=[memref], operands=[source, target, *ranges]).result
-      loops = [r for r in ranges if r.owner.name == "uop.range"]
-      done = ir.Operation.create("uop.end", results=[memref], operands=[stored, *loops]).result
+      target = outputs.get(op.result) or uop.BufferOp(memref_of(op.result.type)).result
+      stored = uop.StoreOp(op.src, target, ranges).result
+      done = uop.EndOp(stored, [r for r in ranges if defined_by(r, uop.RangeOp)]).result
     op.results[0].replace_all_uses_with(done)
     op.operation.erase()
   for position, argument in repeated: sink.operands[position] = copy(sink.operands[position], argument, sink)
@@ -47,19 +47,15 @@ def bufferize(fn: func.FuncOp) -> None:
 
 def copy(buffer: ir.Value, target: ir.Value, sink: ir.OpView) -> ir.Value:
   """A store of `buffer` into `target` element by element, over new ranges, before the sink; its end."""
-  i32, i64, memref = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), ir.MemRefType(target.type)
-  ids = [ir.IntegerAttr(op.attributes["id"]).value for op in sink.operation.block.operations if op.operation.name == "uop.range"]
+  first = 1 + max((range_id(op) for op in sink.operation.block.operations if isinstance(op, uop.RangeOp)), default=-1)
   with ir.InsertionPoint(sink), sink.location:
-    ranges = [ir.Operation.create("uop.range", results=[ir.IndexType.get()], attributes={"kind": ir.IntegerAttr.get(i32, 0),
-              "size": ir.IntegerAttr.get(i64, n), "id": ir.IntegerAttr.get(i64, max(ids, default=-1) + 1 + axis)}).result
-              if n != 1 else arith.constant(ir.IndexType.get(), 0) for axis, n in enumerate(memref.shape)]
-    value = ir.Operation.create("uop.index", results=[memref.element_type], operands=[buffer, *ranges],
-                                attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(ranges), 0])}).result
-    stored = ir.Operation.create("uop.store", results=[memref], operands=[value, target, *ranges]).result
-    return ir.Operation.create("uop.end", results=[memref], operands=[stored, *(r for r in ranges if r.owner.name == "uop.range")]).result
+    ranges = [new_range(uop.RangeKind.loop, n, first + axis) if n != 1 else arith.constant(ir.IndexType.get(), 0)
+              for axis, n in enumerate(ir.MemRefType(target.type).shape)]
+    stored = uop.StoreOp(read(buffer, ranges), target, ranges).result
+    return uop.EndOp(stored, [r for r in ranges if is_loop(r)]).result
 
 
 @register("pytc-bufferize", "materializations become buffers, stores inside their ranges and loop ends", takes=("rangeified", "bufferized"))
 def bufferize_pass(module: ir.Operation) -> None:
-  for fn in functions_with(module, "uop.bufferize"):
+  for fn in functions_with(module, uop.BufferizeOp.OPERATION_NAME):
     with fn.location: bufferize(fn)

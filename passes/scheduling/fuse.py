@@ -35,31 +35,26 @@ from math import prod
 from mlir import ir
 from mlir.dialects import arith
 
+from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Limit, functions_with, range_size, register
-from pytc.passes.common.clone import clone, dependencies, unused
+from pytc.passes.common import walk
+from pytc.passes.common.analysis import OP_WEIGHT, UOP_PREFIX, weight
+from pytc.passes.common.attributes import FUSE, REASON, Reason
+from pytc.passes.common.clone import clone, unused
+from pytc.passes.common.uops import defined_by, is_reduce_range, isa, new_range, range_id
+from pytc.passes.common.uops import read as read_at
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
-TRANSCENDENTAL = {"uop.exp2", "uop.exp", "uop.log2", "uop.log", "uop.sin", "uop.cos", "uop.sqrt", "uop.pow", "uop.recip"}
 
 
 def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
   """The ops `value` depends on (its own included), up to values in `stop` and block arguments, each after its operands."""
-  if isinstance(value, ir.BlockArgument) or value in stop: return []
-  return dependencies(value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and v not in stop)
-
-
-OP_WEIGHT = {"uop.range": 0, "uop.const": 0} | dict.fromkeys(TRANSCENDENTAL, 4)  # other uop ops weigh 1, other dialects' 0
-
-
-def op_weight(op: ir.Operation) -> int: return OP_WEIGHT.get(op.name, 1) if op.name.startswith("uop.") else 0
-
-
-def weight(ops: list[ir.Operation]) -> int: return sum(map(op_weight, ops))
+  return walk.cone(value, stop.__contains__)
 
 
 def readers(bufferize: ir.Operation) -> list[ir.Operation]:
-  return [use.owner.operation for use in bufferize.results[0].uses if use.owner.name == "uop.index"]
+  return [use.owner.operation for use in bufferize.results[0].uses if isa(use.owner, uop.IndexOp)]
 
 
 def loop_dependent(ops: list[ir.Operation], loops: list[ir.Value]) -> list[ir.Operation]:
@@ -82,7 +77,7 @@ class Kernel:
 
   @staticmethod
   def of(ops: list[ir.Operation]) -> Kernel:
-    return Kernel(len(ops), weight(ops), sum(op.name == "uop.range_reduce" for op in ops), {op.results[0] for op in ops if op.name == "uop.index"})
+    return Kernel(len(ops), weight(ops), sum(isa(op, uop.RangeReduceOp) for op in ops), {op.results[0] for op in ops if isa(op, uop.IndexOp)})
 
   def buffers(self) -> set[ir.Value]: return {read.owner.operands[0] for read in self.reads}
 
@@ -103,7 +98,7 @@ class Fuser:
   costs linear time."""
   def __init__(self, graph: ir.Operation, max_buffers: int, max_ops: int, max_row: int, explain: bool):
     self.graph, self.max_buffers, self.max_ops, self.max_row, self.explain = graph, max_buffers, max_ops, max_row, explain
-    bufferizes = [op for op in self.block_ops() if op.name == "uop.bufferize"]
+    bufferizes = [op for op in self.block_ops() if isa(op, uop.BufferizeOp)]
     self.materialized = {op.results[0] for op in bufferizes}
     self.kernels: dict[ir.Value, Kernel] = {}
     self.kernels_of: dict[ir.Value, list[ir.Value]] = {}  # a read -> the kernels holding it
@@ -126,6 +121,7 @@ class Fuser:
 
   def why_keep(self, bufferize: ir.Operation) -> str | None:
     producer = self.kernels[bufferize.results[0]]
+    if any(not isa(use.owner, uop.IndexOp) for use in bufferize.results[0].uses): return "read as a whole (by the sink or a launch)"
     if producer.reductions and not self.read_once(bufferize): return "recomputing would repeat a reduction"
     uses = len(readers(bufferize))
     if producer.weight * (uses - 1) > MEMORY_WEIGHT * (uses + 1):
@@ -143,15 +139,10 @@ class Fuser:
     source, *ranges = bufferize.operands
     if len(reading := readers(bufferize)) != 1 or len(reading[0].operands) != 1 + len(ranges): return False
     if len(kernels := self.consuming_kernels(reading[0])) != 1: return False
-    loops = [r for r in kernels[0].owner.operands[1:] if r.owner.name == "uop.range"]
-    indices = [i for r, i in zip(ranges, reading[0].operands[1:]) if r.owner.name == "uop.range"]
+    loops = [r for r in kernels[0].owner.operands[1:] if defined_by(r, uop.RangeOp)]
+    indices = [i for r, i in zip(ranges, reading[0].operands[1:]) if defined_by(r, uop.RangeOp)]
     if len(set(indices)) != len(indices) or set(indices) != set(loops): return False
-    stack = [reading[0]]
-    while stack:
-      for use in stack.pop().results[0].uses:
-        if use.owner.name == "uop.range_reduce": return False
-        if use.owner.name != "uop.bufferize": stack.append(use.owner.operation)
-    return True
+    return not any(isa(user, uop.RangeReduceOp) for user in walk.users([reading[0].results[0]], lambda user: not isa(user, uop.BufferizeOp)))
 
   def why_keep_row(self, bufferize: ir.Operation) -> str | None:
     """Why a reduction broadcast back over its rows (reduce-expand) cannot be computed inside its one consuming
@@ -159,28 +150,27 @@ class Fuser:
     compute it before the loops inside them."""
     source, *ranges = bufferize.operands
     producer = cone(source, self.materialized)
-    if not any(op.name == "uop.range_reduce" for op in producer): return "no reduction"
-    if any(prod(range_size(r) for r in op.operands[1:]) > self.max_row for op in producer if op.name == "uop.range_reduce"):
+    if not any(isa(op, uop.RangeReduceOp) for op in producer): return "no reduction"
+    if any(prod(range_size(r) for r in op.operands[1:]) > self.max_row for op in producer if isa(op, uop.RangeReduceOp)):
       return f"rows longer than {self.max_row} elements"
     kernels = {kernel for reader in readers(bufferize) for kernel in self.consuming_kernels(reader)}
     if len(kernels) != 1: return f"read by {len(kernels)} kernels"
     kernel = next(iter(kernels)).owner
-    loops = [r for r in kernel.operands[1:] if r.owner.name == "uop.range"]
+    loops = [r for r in kernel.operands[1:] if defined_by(r, uop.RangeOp)]
     if any(len(reader.operands) > 1 + len(ranges) for reader in readers(bufferize)): return "read through padding"
     indices = [i for reader in readers(bufferize) for i in reader.operands[1:1 + len(ranges)]]
-    if any(isinstance(i, ir.BlockArgument) or i.owner.name not in ("uop.range", "arith.constant") for i in indices):
-      return "read at computed indices"
-    read_at = {i for i in indices if i.owner.name == "uop.range"}
+    if any(not defined_by(i, uop.RangeOp, arith.ConstantOp) for i in indices): return "read at computed indices"
+    read_at = {i for i in indices if defined_by(i, uop.RangeOp)}
     prefix = set(loops[:len(read_at)])
     if not read_at: return "read at one element by every iteration"  # a whole-tensor reduction: computed once, apart
     if read_at != prefix: return "read at ranges that are not the consumer's outer ones"
     return None
 
   def run(self) -> None:
-    def reason_of(op: ir.Operation) -> str: return ir.StringAttr(op.attributes["reason"]).value
-    candidates = [op for op in self.block_ops() if op.name == "uop.bufferize" and reason_of(op) == "multi-use"]
-    for bufferize in sorted(candidates, key=self.score, reverse=True): self.decide(bufferize, self.why_keep(bufferize))
-    rows = [op for op in self.block_ops() if op.name == "uop.bufferize" and reason_of(op) == "reduce-expand"]
+    def with_reason(reason: Reason) -> list[ir.Operation]:
+      return [op for op in self.block_ops() if isa(op, uop.BufferizeOp) and REASON.get(op) is reason]
+    for bufferize in sorted(with_reason(Reason.MULTI_USE), key=self.score, reverse=True): self.decide(bufferize, self.why_keep(bufferize))
+    rows = with_reason(Reason.REDUCE_EXPAND)
     for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place: restore_order(self.graph.regions[0].blocks[0])
     bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
@@ -188,7 +178,7 @@ class Fuser:
   def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
     if self.explain: print(f"pytc-fuse: {'keep' if reason else 'inline'} {bufferize.results[0].type} "
                            f"({len(readers(bufferize))} readers){': ' + reason if reason else ''}", file=sys.stderr)
-    if reason: bufferize.attributes["fuse"] = ir.StringAttr.get(f"kept: {reason}")
+    if reason: FUSE.set(bufferize, f"kept: {reason}")
     else: self.inline(bufferize)
 
   def inline(self, bufferize: ir.Operation) -> None:
@@ -212,7 +202,7 @@ class Fuser:
           read.owner.operation.erase()
         source = self.masked(source, valid, inlined)
     for r, i in zip(ranges, reader.operands[1:1 + len(ranges)]):
-      if r.owner.name == "uop.range": r.replace_all_uses_with(i)
+      if defined_by(r, uop.RangeOp): r.replace_all_uses_with(i)
     reader.results[0].replace_all_uses_with(source)
     self.absorbed(reader, inlined)
     reader.erase()
@@ -221,13 +211,13 @@ class Fuser:
 
   def inline_cloned(self, bufferize: ir.Operation, reading: list[ir.Operation], inlined: Kernel) -> None:
     source, *ranges = bufferize.operands
-    producer = loop_dependent(cone(source, self.materialized), [r for r in ranges if r.owner.name == "uop.range"])
+    producer = loop_dependent(cone(source, self.materialized), [r for r in ranges if defined_by(r, uop.RangeOp)])
     own = Kernel.of(producer)  # what every copy recomputes; the rest every copy reads in place
     shared = Kernel(inlined.size - own.size, inlined.weight - own.weight, inlined.reductions - own.reductions, inlined.reads - own.reads)
     for reader in reading:
       indices = list(reader.operands[1:1 + len(ranges)])
       valid = reader.operands[1 + len(ranges)] if len(reader.operands) > 1 + len(ranges) else None
-      mapping = {r: i for r, i in zip(ranges, indices) if r.owner.name == "uop.range"}
+      mapping = {r: i for r, i in zip(ranges, indices) if defined_by(r, uop.RangeOp)}
       with ir.InsertionPoint(reader), reader.location:
         copy = Kernel.of([self.clone_guarded(op, mapping, valid) for op in producer])
         value = mapping.get(source, source)
@@ -243,9 +233,9 @@ class Fuser:
 
   def masked(self, value: ir.Value, valid: ir.Value, kernel: Kernel) -> ir.Value:
     """`value` where `valid` holds, else 0 (two more ops in `kernel`)."""
-    zero = ir.Operation.create("uop.const", results=[value.type], attributes={"value": zero_attr(value.type)}).result
+    zero = uop.ConstOp(value.type, zero_attr(value.type)).result
     kernel.size, kernel.weight = kernel.size + 2, kernel.weight + 1
-    return ir.Operation.create("uop.where", results=[value.type], operands=[valid, value, zero]).result
+    return uop.WhereOp(valid, value, zero).result
 
   def absorbed(self, reader: ir.Operation, inlined: Kernel) -> None:
     """The kernels holding `reader` now compute `inlined` in its place."""
@@ -257,15 +247,12 @@ class Fuser:
 
   @staticmethod
   def clone_guarded(op: ir.Operation, mapping: dict[ir.Value, ir.Value], valid: ir.Value | None) -> ir.Operation:
-    if op.name != "uop.index" or valid is None: return clone(op, mapping)
-    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    operands = [mapping.get(v, v) for v in op.operands]
-    guard = arith.andi(valid, operands[-1]) if segments[2] else valid
-    operands = operands[:1 + segments[1]] + [guard]
-    new = ir.Operation.create("uop.index", results=[op.results[0].type], operands=operands,
-                              attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, segments[1], 1])})
+    if not isa(op, uop.IndexOp) or valid is None: return clone(op, mapping)
+    index = op.opview
+    guard = valid if index.valid is None else arith.andi(valid, mapping.get(index.valid, index.valid))
+    new = uop.IndexOp(mapping.get(index.src, index.src), [mapping.get(v, v) for v in index.indices], valid=guard)
     mapping[op.results[0]] = new.result
-    return new
+    return new.operation
 
 
 def restore_order(block: ir.Block) -> None:
@@ -294,12 +281,12 @@ MAX_SPLIT_ELEMENTS = 1 << 22  # a value inside a reduction's body is materialize
 def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: bool) -> None:
   """Cut every kernel past `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones.
   Almost every kernel is within both: it is only counted."""
-  roots = [op.operation for op in graph.regions[0].blocks[0].operations if op.operation.name == "uop.bufferize"]
+  roots = [op.operation for op in graph.regions[0].blocks[0].operations if isinstance(op, uop.BufferizeOp)]
   materialized = {op.results[0] for op in roots}
   for root in roots:
-    if any(r.owner.name == "uop.range" and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
+    if any(defined_by(r, uop.RangeOp) and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
     ops = cone(root.operands[0], materialized)
-    if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if op.name == "uop.index"}) > max_buffers:
+    if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if isa(op, uop.IndexOp)}) > max_buffers:
       Cutter(root, deepest_first(root.operands[0], ops), materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
 
 
@@ -307,20 +294,10 @@ def deepest_first(value: ir.Value, ops: list[ir.Operation]) -> list[ir.Operation
   """`ops` (the computation of `value`, each after its operands) in an order where of an op's operands the one with the
   longest chain of ops behind it comes first, as in register allocation for expression trees: few values are live at
   once. A nest of selects (a concatenation) then computes each part just before it joins the others, not all first."""
-  defining, operands, depth = {}, {}, {}
-  for op in ops:
-    result = op.results[0]
-    defining[result], operands[result] = op, list(op.operands)
-    depth[result] = 1 + max((depth.get(v, 0) for v in operands[result]), default=0)
-  order, seen, stack = [], set(), [(value, False)]
-  while stack:
-    v, expanded = stack.pop()
-    if expanded: order.append(defining[v])
-    elif v in defining and v not in seen:
-      seen.add(v)
-      stack.append((v, True))
-      stack.extend((u, False) for u in sorted(reversed(operands[v]), key=lambda u: depth.get(u, 0)))  # the deepest popped first
-  return order
+  depth: dict[ir.Value, int] = {}
+  for op in ops: depth[op.results[0]] = 1 + max((depth.get(v, 0) for v in op.operands), default=0)
+  if value not in depth: return []
+  return walk.dependencies(value.owner.operation, lambda op, v: v in depth, first=lambda v: depth[v])
 
 
 class Cutter:
@@ -337,7 +314,7 @@ class Cutter:
   the values inside a reduction's body that it materializes."""
   def __init__(self, root: ir.Operation, ops: list[ir.Operation], materialized: set[ir.Value], max_ops: int, max_buffers: int, explain: bool):
     self.root, self.ops, self.materialized, self.max_ops, self.max_buffers, self.explain = root, ops, materialized, max_ops, max_buffers, explain
-    self.loops = [r for r in root.operands[1:] if r.owner.name == "uop.range"]
+    self.loops = [r for r in root.operands[1:] if defined_by(r, uop.RangeOp)]
     self.position = {op.results[0]: p for p, op in enumerate(ops)}  # by result: an op's hash changes as its operands do
     self.last_use: dict[ir.Value, int] = {v: p for p, op in enumerate(ops) for v in op.operands}
     self.last_use[root.operands[0]] = len(ops)
@@ -379,19 +356,21 @@ class Cutter:
   def describe(self, name: str, operands: list[ir.Value], result: ir.Value) -> None:
     """Record what an op's result is and the ranges it depends on (ops in a kernel have one result)."""
     ranges = frozenset().union(*(self.ranges.get(v, frozenset()) for v in operands))
-    free = all(self.kind.get(v, FREE) == FREE for v in operands[1 if name == "uop.index" else 0:])
-    if name == "uop.range": ranges, kind = frozenset([result]), FREE
-    elif name == "uop.range_reduce": ranges, kind = ranges - frozenset(operands[1:]), COMPUTED
-    elif name == "uop.index": kind = READ if free else COMPUTED
-    elif name == "uop.const" or not name.startswith("uop."): kind = FREE if free else COMPUTED
+    index = name == uop.IndexOp.OPERATION_NAME
+    free = all(self.kind.get(v, FREE) == FREE for v in operands[1 if index else 0:])
+    if name == uop.RangeOp.OPERATION_NAME: ranges, kind = frozenset([result]), FREE
+    elif name == uop.RangeReduceOp.OPERATION_NAME: ranges, kind = ranges - frozenset(operands[1:]), COMPUTED
+    elif index: kind = READ if free else COMPUTED
+    elif name == uop.ConstOp.OPERATION_NAME or not name.startswith(UOP_PREFIX): kind = FREE if free else COMPUTED
     else: kind = COMPUTED
     self.kind[result], self.ranges[result] = kind, ranges
 
   def cost(self, name: str, operands: list[ir.Value], result: ir.Value) -> tuple[int, set[ir.Value]]:
     """The op weight and the buffers an op adds to the segment: a read counts where it is used, once per segment."""
     reads = {v for v in operands if self.kind.get(v) == READ and self.counted.get(v) != self.segment}
-    if name == "uop.index" and self.kind[result] == READ: added, buffers = 0, set()
-    else: added, buffers = OP_WEIGHT.get(name, 1) if name.startswith("uop.") else 0, {operands[0]} if name == "uop.index" else set()
+    index = name == uop.IndexOp.OPERATION_NAME
+    if index and self.kind[result] == READ: added, buffers = 0, set()
+    else: added, buffers = OP_WEIGHT.get(name, 1) if name.startswith(UOP_PREFIX) else 0, {operands[0]} if index else set()
     if not reads and not buffers: return added, buffers
     return added + len(reads), ({read.owner.operands[0] for read in reads} | buffers) - self.buffers
 
@@ -406,7 +385,7 @@ class Cutter:
     return prod(range_size(r) for r in self.ranges[v]) <= MAX_SPLIT_ELEMENTS or not self.open(v)
 
   def open(self, v: ir.Value) -> set[ir.Value]:
-    return {r for r in self.ranges[v] if ir.IntegerAttr(r.owner.attributes["kind"]).value == 1}
+    return {r for r in self.ranges[v] if is_reduce_range(r)}
 
   def cut(self, p: int, why: str) -> None:
     if self.explain: print(f"pytc-fuse: split {self.root.results[0].type} before op {p} of {len(self.ops)} ({why}: weight {self.weight}, "
@@ -417,33 +396,30 @@ class Cutter:
 
   def materialize(self, v: ir.Value, p: int, why: str) -> None:
     """Store `v` in a new buffer, over its loop ranges and open reduce ranges, and read it there in the ops from `p` on."""
-    owner, reduces = v.owner.operation, sorted(self.open(v), key=lambda r: ir.IntegerAttr(r.owner.attributes["id"]).value)
+    owner, reduces = v.owner.operation, sorted(self.open(v), key=range_id)
     ranges = [r for r in self.loops if r in self.ranges[v]] + reduces
     with ir.InsertionPoint.after(owner), owner.location:
       value, mapping = self.over_new_ranges(v, reduces) if reduces else (v, {})
-      buffer = ir.Operation.create("uop.bufferize", results=[ir.RankedTensorType.get([range_size(r) for r in ranges], v.type)],
-                                   operands=[value, *(mapping.get(r, r) for r in ranges)],
-                                   attributes={"reason": ir.StringAttr.get("split"), "fuse": ir.StringAttr.get(f"split: {why}")})
-      read = ir.Operation.create("uop.index", results=[v.type], operands=[buffer.result, *ranges],
-                                 attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, len(ranges), 0])}).result
+      buffer = uop.BufferizeOp(ir.RankedTensorType.get([range_size(r) for r in ranges], v.type), value, [mapping.get(r, r) for r in ranges],
+                               REASON.spelled(Reason.SPLIT))
+      FUSE.set(buffer, f"split: {why}")
+      reread = read_at(buffer.result, ranges)
     self.materialized.add(buffer.result)
     for use in list(v.uses):
-      if use.owner.results and self.position.get(use.owner.results[0], -1) >= p: use.owner.operands[use.operand_number] = read
-    self.kind[read], self.ranges[read] = READ, self.ranges[v]
+      if use.owner.results and self.position.get(use.owner.results[0], -1) >= p: use.owner.operands[use.operand_number] = reread
+    self.kind[reread], self.ranges[reread] = READ, self.ranges[v]
 
   def over_new_ranges(self, v: ir.Value, reduces: list[ir.Value]) -> tuple[ir.Value, dict[ir.Value, ir.Value]]:
     """A copy of `v`'s computation with new loop ranges in place of its open `reduces`; the ranges' mapping."""
     if self.next_id is None:
-      ids = [ir.IntegerAttr(op.attributes["id"]).value for op in self.root.block.operations if op.operation.name == "uop.range"]
-      self.next_id = 1 + max(ids, default=-1)
-    i32, i64, mapping = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), {}
+      self.next_id = 1 + max((range_id(op) for op in self.root.block.operations if isinstance(op, uop.RangeOp)), default=-1)
+    mapping: dict[ir.Value, ir.Value] = {}
     for r in reduces:
-      mapping[r] = ir.Operation.create("uop.range", results=[ir.IndexType.get()], attributes={
-        "kind": ir.IntegerAttr.get(i32, 0), "size": ir.IntegerAttr.get(i64, range_size(r)), "id": ir.IntegerAttr.get(i64, self.next_id)}).result
+      mapping[r] = new_range(uop.RangeKind.loop, range_size(r), self.next_id)
       self.next_id += 1
     ranges, varying = dict(mapping), frozenset(reduces)
-    for op in dependencies(v.owner.operation, lambda op, u: bool(self.ranges.get(u, frozenset()) & varying)):
-      if op.name != "uop.range": clone(op, mapping)
+    for op in walk.dependencies(v.owner.operation, lambda op, u: bool(self.ranges.get(u, frozenset()) & varying)):
+      if not isa(op, uop.RangeOp): clone(op, mapping)
     return mapping[v], ranges
 
 
@@ -453,5 +429,5 @@ def zero_attr(t: ir.Type) -> ir.Attribute:
 
 @register("pytc-fuse", "keep or inline each multi-use materialization by a cost model (explain=1 prints why)", takes=("rangeified",))
 def fuse(module: ir.Operation, max_buffers: Limit = 16, max_ops: Limit = 2000, max_row: Limit = 16384, explain: bool = False) -> None:
-  for fn in functions_with(module, "uop.bufferize"):
+  for fn in functions_with(module, uop.BufferizeOp.OPERATION_NAME):
     with fn.location: Fuser(fn.operation, max_buffers, max_ops, max_row, explain or DEBUG >= 3).run()

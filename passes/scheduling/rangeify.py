@@ -22,28 +22,35 @@ from collections.abc import Generator
 from mlir import ir
 from mlir.dialects import arith, func
 
+from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, register
 from pytc.passes.codegen.scalar import element_type
+from pytc.passes.common.analysis import UOP_PREFIX
+from pytc.passes.common.attributes import REASON, Reason
 from pytc.passes.common.symbolic import Emitter, Lin, Range
+from pytc.passes.common.uops import isa, new_range, reduce_kind
+from pytc.passes.common.uops import read as read_at
+from pytc.passes.common.walk import users
 
 Condition = tuple[Lin, int, int]  # low <= lin <= high
 Emitting = Generator[tuple[ir.Value, tuple[Lin, ...], frozenset[Condition]], ir.Value, ir.Value]  # see Rangeifier.emit
-MOVEMENT = {"uop.reshape", "uop.permute", "uop.expand", "uop.pad", "uop.shrink", "uop.flip"}
-FORCED = {"uop.contiguous": "contiguous", "uop.copy": "copy"}
+MOVEMENT = {op.OPERATION_NAME for op in (uop.ReshapeOp, uop.PermuteOp, uop.ExpandOp, uop.PadOp, uop.ShrinkOp, uop.FlipOp)}
+FORCED = {uop.ContiguousOp.OPERATION_NAME: Reason.CONTIGUOUS, uop.CopyOp.OPERATION_NAME: Reason.COPY}
+NOT_ELEMENTWISE = MOVEMENT | set(FORCED) | {op.OPERATION_NAME for op in (uop.SinkOp, uop.ReduceOp, uop.ConstOp)}
 
 
 def shape_of(value: ir.Value) -> list[int]: return list(ir.RankedTensorType(value.type).shape)
 def array_attr(op: ir.OpView, name: str) -> list[int]: return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
-def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, str]:
+def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, Reason]:
   """Which values get a uop.bufferize, and why."""
-  reasons: dict[ir.Value, str] = {v: "output" for v in sink.operands}
-  ops = [op for op in fn.entry_block.operations if op.operation.name.startswith("uop.") and op.operation.name != "uop.sink"]
+  reasons: dict[ir.Value, Reason] = {v: Reason.OUTPUT for v in sink.operands}
+  ops = [op for op in fn.entry_block.operations if op.operation.name.startswith(UOP_PREFIX) and not isinstance(op, uop.SinkOp)]
   for op in ops:
     if op.operation.name in FORCED: reasons.setdefault(op.results[0], FORCED[op.operation.name])
-    elif op.operation.name == "uop.reduce" and reaches_expand(op.results[0]): reasons.setdefault(epilogue_end(op.results[0]), "reduce-expand")
-    elif op.operation.name != "uop.const" and len(list(op.results[0].uses)) > 1: reasons.setdefault(op.results[0], "multi-use")
+    elif isinstance(op, uop.ReduceOp) and reaches_expand(op.result): reasons.setdefault(epilogue_end(op.result), Reason.REDUCE_EXPAND)
+    elif not isinstance(op, uop.ConstOp) and len(list(op.results[0].uses)) > 1: reasons.setdefault(op.results[0], Reason.MULTI_USE)
   return reasons
 
 
@@ -54,8 +61,8 @@ def epilogue_end(value: ir.Value) -> ir.Value:
   end = value
   while len(uses := list(value.uses)) == 1:
     user = uses[0].owner
-    elementwise = user.name.startswith("uop.") and user.name not in MOVEMENT | set(FORCED) | {"uop.sink", "uop.reduce", "uop.const"}
-    if user.name != "uop.reshape" and not (elementwise and shape_of(user.results[0]) == shape_of(value)): break
+    elementwise = user.name.startswith(UOP_PREFIX) and user.name not in NOT_ELEMENTWISE
+    if not isa(user, uop.ReshapeOp) and not (elementwise and shape_of(user.results[0]) == shape_of(value)): break
     value = user.results[0]
     if elementwise: end = value
   return end
@@ -63,47 +70,29 @@ def epilogue_end(value: ir.Value) -> ir.Value:
 
 def reaches_expand(value: ir.Value) -> bool:
   """Whether `value` is read through an expand that broadcasts it (past elementwise and movement ops)."""
-  stack, seen = [value], set()
-  while stack:
-    for use in list(stack.pop().uses):
-      user = use.owner
-      if user in seen: continue
-      seen.add(user)
-      if user.name == "uop.expand" and shape_of(user.operands[0]) != shape_of(user.results[0]): return True
-      if user.name in MOVEMENT or (user.name.startswith("uop.") and user.name not in FORCED and user.name not in ("uop.sink", "uop.reduce")):
-        stack.extend(user.results)
-  return False
+  def passes_through(user: ir.Operation) -> bool:
+    return user.name.startswith(UOP_PREFIX) and user.name not in FORCED and not isa(user, uop.SinkOp, uop.ReduceOp)
+  return any(isa(user, uop.ExpandOp) and shape_of(user.operands[0]) != shape_of(user.results[0]) for user in users([value], passes_through))
 
 
 class Rangeifier:
-  def __init__(self, reasons: dict[ir.Value, str]):
+  def __init__(self, reasons: dict[ir.Value, Reason]):
     self.reasons, self.ids = reasons, itertools.count()
     self.index, self.buffers, self.memo = Emitter(), {}, {}
 
-  def new_range(self, size: int, kind: str) -> Range:
+  def new_range(self, size: int, kind: uop.RangeKind) -> Range:
     rid = next(self.ids)
-    op = ir.Operation.create("uop.range", results=[ir.IndexType.get()], attributes={
-      "kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0 if kind == "loop" else 1),
-      "size": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), size), "id": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rid)})
-    return Range(rid, size, op.result)
+    return Range(rid, size, new_range(kind, size, rid))
 
   def materialize(self, value: ir.Value) -> ir.Value:
-    ranges = [self.new_range(n, "loop") if n != 1 else None for n in shape_of(value)]
+    ranges = [self.new_range(n, uop.RangeKind.loop) if n != 1 else None for n in shape_of(value)]
     scalar = self.emit(value, tuple(Lin.of(r) if r else Lin() for r in ranges), frozenset(), top=True)
     operands = [r.value if r else self.index.constant(0) for r in ranges]
-    op = ir.Operation.create("uop.bufferize", results=[value.type], operands=[scalar, *operands],
-                             attributes={"reason": ir.StringAttr.get(self.reasons[value])})
-    self.buffers[value] = op.result
-    return op.result
+    self.buffers[value] = result = uop.BufferizeOp(value.type, scalar, operands, REASON.spelled(self.reasons[value])).result
+    return result
 
   def read(self, buffer: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
-    indices = [self.index.lin(i) for i in idx]
-    operands, segments = [buffer, *indices], [1, len(indices), 0]
-    if valid:
-      operands.append(self.guard(valid))
-      segments[2] = 1
-    return ir.Operation.create("uop.index", results=[element_type(buffer)], operands=operands,
-                               attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}).result
+    return read_at(buffer, [self.index.lin(i) for i in idx], self.guard(valid) if valid else None)
 
   def guard(self, valid: frozenset[Condition]) -> ir.Value:
     result = None
@@ -134,26 +123,25 @@ class Rangeifier:
 
   def emit_op(self, op: ir.OpView, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> Emitting:
     name, source_shape = op.operation.name, shape_of(op.operands[0]) if len(op.operands) else []
-    if name == "uop.const":
-      return ir.Operation.create("uop.const", results=[element_type(op.results[0])], attributes={"value": op.attributes["value"]}).result
-    if name == "uop.iota":
-      position = self.index.lin(idx[ir.IntegerAttr(op.attributes["axis"]).value])
+    if isinstance(op, uop.ConstOp): return uop.ConstOp(element_type(op.result), op.value).result
+    if isinstance(op, uop.IotaOp):
+      position = self.index.lin(idx[op.axis.value])
       return to_element(position, element_type(op.results[0]))
     if name in FORCED: return (yield op.operands[0], idx, valid)
     if name in MOVEMENT: return (yield from self.emit_movement(op, name, source_shape, idx, valid))
-    if name == "uop.reduce": return (yield from self.emit_reduce(op, source_shape, idx, valid))
-    if name in ("uop.assign", "uop.bufferize") or not name.startswith("uop."):
+    if isinstance(op, uop.ReduceOp): return (yield from self.emit_reduce(op, source_shape, idx, valid))
+    if isinstance(op, (uop.AssignOp, uop.BufferizeOp)) or not name.startswith(UOP_PREFIX):
       raise PassError(op.location, f"pytc-rangeify cannot handle {name}")
     operands = []
     for v in op.operands: operands.append((yield v, idx, valid))
     return ir.Operation.create(name, results=[element_type(op.results[0])], operands=operands).result
 
   def emit_movement(self, op: ir.OpView, name: str, source_shape: list[int], idx: tuple[Lin, ...], valid) -> Emitting:
-    if name == "uop.permute":
+    if isinstance(op, uop.PermuteOp):
       order, moved = array_attr(op, "order"), [Lin()] * len(idx)
       for out_axis, in_axis in enumerate(order): moved[in_axis] = idx[out_axis]
       return (yield op.operands[0], tuple(moved), valid)
-    if name == "uop.reshape":
+    if isinstance(op, uop.ReshapeOp):
       if 0 in source_shape: return zero(element_type(op.results[0]))  # no elements: only a loop of no trips reads it
       flat, stride = Lin(), 1
       for i, n in reversed(list(zip(idx, shape_of(op.results[0])))): flat, stride = flat + i * stride, stride * n
@@ -162,9 +150,9 @@ class Rangeifier:
         moved.append(flat.floordiv(stride).mod(n) if n > 1 else Lin())
         stride *= n
       return (yield op.operands[0], tuple(reversed(moved)), valid)
-    if name == "uop.expand": return (yield op.operands[0], tuple(i if n > 1 else Lin() for i, n in zip(idx, source_shape)), valid)
-    if name == "uop.shrink": return (yield op.operands[0], tuple(i + s for i, s in zip(idx, array_attr(op, "starts"))), valid)
-    if name == "uop.flip":
+    if isinstance(op, uop.ExpandOp): return (yield op.operands[0], tuple(i if n > 1 else Lin() for i, n in zip(idx, source_shape)), valid)
+    if isinstance(op, uop.ShrinkOp): return (yield op.operands[0], tuple(i + s for i, s in zip(idx, array_attr(op, "starts"))), valid)
+    if isinstance(op, uop.FlipOp):
       axes = set(array_attr(op, "axes"))
       return (yield op.operands[0], tuple(Lin.of(n - 1) - i if a in axes else i for a, (i, n) in enumerate(zip(idx, source_shape))), valid)
     moved, inside = [], set()  # pad: valid where low <= i < low + n
@@ -175,35 +163,34 @@ class Rangeifier:
       if bounds[0] < 0 or bounds[1] > n - 1: inside.add((i - low, 0, n - 1))
     value = yield op.operands[0], tuple(moved), valid | frozenset(inside)
     if not inside: return value
-    return ir.Operation.create("uop.where", results=[value.type], operands=[self.guard(frozenset(inside)), value, zero(value.type)]).result
+    return uop.WhereOp(self.guard(frozenset(inside)), value, zero(value.type)).result
 
-  def emit_reduce(self, op: ir.OpView, source_shape: list[int], idx: tuple[Lin, ...], valid) -> Emitting:
+  def emit_reduce(self, op: uop.ReduceOp, source_shape: list[int], idx: tuple[Lin, ...], valid) -> Emitting:
     axes, moved, ranges = set(array_attr(op, "axes")), list(idx), []
     for axis in sorted(axes):
       if source_shape[axis] != 1:
-        ranges.append(self.new_range(source_shape[axis], "reduce"))
+        ranges.append(self.new_range(source_shape[axis], uop.RangeKind.reduce))
         moved[axis] = Lin.of(ranges[-1])
       else: moved[axis] = Lin()
     body = yield op.operands[0], tuple(moved), valid
     if not ranges: return body
-    return ir.Operation.create("uop.range_reduce", results=[body.type], operands=[body, *(r.value for r in ranges)],
-                               attributes={"kind": op.attributes["kind"]}).result
+    return uop.RangeReduceOp(reduce_kind(op), body, [r.value for r in ranges]).result
 
 
 def zero(t: ir.Type) -> ir.Value:
   attr = ir.FloatAttr.get(t, 0.0) if isinstance(t, ir.FloatType) else ir.IntegerAttr.get(t, 0)
-  return ir.Operation.create("uop.const", results=[t], attributes={"value": attr}).result
+  return uop.ConstOp(t, attr).result
 
 
 def to_element(position: ir.Value, t: ir.Type) -> ir.Value:
   """An index as a scalar of uop element type `t`."""
   if isinstance(t, ir.IntegerType) and not t.is_unsigned: return arith.index_cast(t, position)
   as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), position)
-  return ir.Operation.create("uop.cast", results=[t], operands=[as_i64]).result
+  return uop.CastOp(t, as_i64).result
 
 
 def rangeify(fn: func.FuncOp) -> None:
-  sinks = [op for op in fn.entry_block.operations if op.operation.name == "uop.sink"]
+  sinks = [op for op in fn.entry_block.operations if isinstance(op, uop.SinkOp)]
   if len(sinks) != 1: raise PassError(fn.location, f"graph function @{fn.sym_name.value} needs exactly one uop.sink")
   sink = sinks[0]
   reasons = realize_reasons(fn, sink)
@@ -213,20 +200,20 @@ def rangeify(fn: func.FuncOp) -> None:
   tensor_level = [op for op in fn.entry_block.operations if op.operation.name != "func.return"]
   with ir.InsertionPoint(sink):
     for value in order: rangeifier.materialize(value)
-    ir.Operation.create("uop.sink", operands=[rangeifier.buffers[v] for v in sink.operands])
+    uop.SinkOp([rangeifier.buffers[v] for v in sink.operands])
   for op in reversed(tensor_level): op.operation.erase()
 
 
 def is_tensor_graph(fn: func.FuncOp) -> bool:
   """Not yet rangeified: no uop.bufferize, and every sink operand a tensor."""
   ops = list(fn.entry_block.operations)
-  return not any(o.operation.name == "uop.bufferize" for o in ops) and all(
-    isinstance(v.type, ir.RankedTensorType) for o in ops if o.operation.name == "uop.sink" for v in o.operands)
+  return not any(isinstance(o, uop.BufferizeOp) for o in ops) and all(
+    isinstance(v.type, ir.RankedTensorType) for o in ops if isinstance(o, uop.SinkOp) for v in o.operands)
 
 
 @register("pytc-rangeify", "tensor-level uops to index-level scalar code over ranges, with materialization points",
           takes=("tensor", "rangeified"))
 def rangeify_pass(module: ir.Operation) -> None:
-  for fn in functions_with(module, "uop.sink"):
+  for fn in functions_with(module, uop.SinkOp.OPERATION_NAME):
     if is_tensor_graph(fn):
       with fn.location: rangeify(fn)

@@ -14,8 +14,12 @@ import heapq
 import sys
 
 from mlir import ir
+from mlir.dialects import func
 
+from pytc.dialects import uop
 from pytc.passes import functions_with, register
+from pytc.passes.common.attributes import BUFFERS, KERNELS, PEAK_BYTES
+from pytc.passes.common.uops import defined_by
 
 
 def ordered(launches: list[ir.Operation]) -> list[ir.Operation]:
@@ -53,7 +57,7 @@ def size_of(t: ir.Type) -> int:
 
 
 def temporaries(launch: ir.Operation) -> list[ir.Value]:
-  return list(dict.fromkeys(v for v in launch.operands if not isinstance(v, ir.BlockArgument) and v.owner.name == "uop.buffer"))
+  return list(dict.fromkeys(v for v in launch.operands if defined_by(v, uop.BufferOp)))
 
 
 def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
@@ -82,20 +86,18 @@ def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
 
 def schedule(graph: ir.Operation, report: bool) -> None:
   block = graph.regions[0].blocks[0]
-  launches = [op.operation for op in block.operations if op.operation.name == "uop.launch"]
+  launches = [op.operation for op in block.operations if isinstance(op, uop.LaunchOp)]
   if not launches: return
   order = ordered(launches)
-  end = next(op.operation for op in block.operations if op.operation.name in ("uop.sink", "func.return"))
+  end = next(op.operation for op in block.operations if isinstance(op, (uop.SinkOp, func.ReturnOp)))
   for op in order: op.move_before(end)
   buffers, peak = plan_memory(order)
-  i64 = ir.IntegerType.get_signless(64)
-  for key, value in (("pytc.kernels", len(order)), ("pytc.buffers", buffers), ("pytc.peak_bytes", peak)):
-    graph.attributes[key] = ir.IntegerAttr.get(i64, value)
+  for attribute, value in ((KERNELS, len(order)), (BUFFERS, buffers), (PEAK_BYTES, peak)): attribute.set(graph, value)
   if report: print(f"schedule @{ir.StringAttr(graph.attributes['sym_name']).value}: {len(order)} kernels, "
                    f"{buffers} temporary buffers, peak {peak} temporary bytes", file=sys.stderr)
 
 
 @register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers", takes=("split", "scheduled"))
 def schedule_pass(module: ir.Operation, report: bool = False) -> None:
-  for fn in functions_with(module, "uop.launch"):
+  for fn in functions_with(module, uop.LaunchOp.OPERATION_NAME):
     schedule(fn.operation, report)

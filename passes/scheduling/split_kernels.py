@@ -10,35 +10,34 @@ emitted once and launched by the same name.
 from mlir import ir
 from mlir.dialects import func
 
-from pytc.passes import functions_with, register
-from pytc.passes.common.clone import clone, dependencies, erase_dead
-
-BUFFER_ROOTS = ("uop.buffer", "uop.end")
+from pytc.dialects import uop
+from pytc.passes import functions_with, range_size, register
+from pytc.passes.common.attributes import KERNEL
+from pytc.passes.common.clone import clone, erase_dead
+from pytc.passes.common.uops import defined_by, isa, range_id, range_kind
+from pytc.passes.common.walk import dependencies
 
 
 def is_buffer(value: ir.Value) -> bool:
-  return isinstance(value, ir.BlockArgument) or value.owner.name in BUFFER_ROOTS
+  return isinstance(value, ir.BlockArgument) or defined_by(value, uop.BufferOp, uop.EndOp)
 
 
 def kernel_cone(end: ir.Operation) -> list[ir.Operation]:
   """The ops `end` depends on (itself included), each after its operands, stopping at buffers."""
-  return dependencies(end, lambda op, v: not is_buffer(v) or (op == end and v.owner.name == "uop.store"))
+  return dependencies(end, lambda op, v: not is_buffer(v) or (op == end and defined_by(v, uop.StoreOp)))
 
 
 def underlying_buffer(value: ir.Value) -> ir.Value:
   """The buffer a memref value names: ends and stores forward their destination."""
-  while not isinstance(value, ir.BlockArgument) and value.owner.name in ("uop.end", "uop.store"):
-    value = value.owner.operands[0] if value.owner.name == "uop.end" else value.owner.operands[1]
+  while defined_by(value, uop.EndOp, uop.StoreOp):
+    value = value.owner.operands[0] if isa(value.owner, uop.EndOp) else value.owner.operands[1]
   return value
 
 
-def range_id(op: ir.Operation) -> int: return ir.IntegerAttr(op.attributes["id"]).value
-
-
 def kernel_name(cone: list[ir.Operation], end: ir.Operation) -> str:
-  loops = [ir.IntegerAttr(r.owner.attributes["size"]).value for r in end.operands[1:]]
-  reduces = [ir.IntegerAttr(op.attributes["size"]).value for op in sorted(cone, key=lambda op: range_id(op) if op.name == "uop.range" else 0)
-             if op.name == "uop.range" and ir.IntegerAttr(op.attributes["kind"]).value == 1]
+  loops = [range_size(r) for r in end.operands[1:]]
+  ranges = sorted((op for op in cone if isa(op, uop.RangeOp)), key=range_id)
+  reduces = [range_size(op.results[0]) for op in ranges if range_kind(op) is uop.RangeKind.reduce]
   return ("r" if reduces else "E") + "".join(f"_{n}" for n in loops + reduces)
 
 
@@ -53,12 +52,12 @@ class Splitter:
     reads = []
     for op in cone:
       for v in op.operands:
-        if is_buffer(v) and op.name == "uop.index" and underlying_buffer(v) not in reads and underlying_buffer(v) != written:
+        if is_buffer(v) and isa(op, uop.IndexOp) and underlying_buffer(v) not in reads and underlying_buffer(v) != written:
           reads.append(underlying_buffer(v))
     params = [written, *reads]
     name = self.emit_kernel(cone, end, params)
     with ir.InsertionPoint(end), end.location:
-      ir.Operation.create("uop.launch", operands=params, attributes={"kernel": ir.FlatSymbolRefAttr.get(name)})
+      uop.LaunchOp(ir.FlatSymbolRefAttr.get(name), params)
     end.results[0].replace_all_uses_with(written)
     erase_dead([op for op in cone if op != end] + [end])
 
@@ -73,8 +72,8 @@ class Splitter:
                     for v in op.operands]
         clone(op, mapping, operands)
       func.ReturnOp([])
-    ranges = sorted((op.operation for op in entry.operations if op.operation.name == "uop.range"), key=range_id)
-    for number, op in enumerate(ranges): op.attributes["id"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
+    ranges = sorted((op for op in entry.operations if isinstance(op, uop.RangeOp)), key=range_id)
+    for number, op in enumerate(ranges): op.id = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
     key = kernel.operation.get_asm(use_local_scope=True)  # the whole module would be numbered otherwise
     if key in self.kernels:
       kernel.operation.erase()
@@ -84,7 +83,7 @@ class Splitter:
     while name in self.taken: name, suffix = f"{base}n{suffix}", suffix + 1
     self.taken.add(name)
     kernel.attributes["sym_name"] = ir.StringAttr.get(name)
-    kernel.attributes["pytc.kernel"] = ir.UnitAttr.get()
+    KERNEL.set(kernel)
     self.kernels[key] = name
     return name
 
@@ -92,10 +91,10 @@ class Splitter:
 @register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches",
           takes=("bufferized", "split"))
 def split_kernels(module: ir.Operation) -> None:
-  for op in functions_with(module, "uop.end"):
-    if "pytc.kernel" in op.attributes: continue
-    ends = [o.operation for o in op.entry_block.operations if o.operation.name == "uop.end"]
+  for op in functions_with(module, uop.EndOp.OPERATION_NAME):
+    if KERNEL.get(op): continue
+    ends = [o.operation for o in op.entry_block.operations if isinstance(o, uop.EndOp)]
     splitter = Splitter(module, op)
     for end in ends:
       with end.location: splitter.split(end)
-    erase_dead([o.operation for o in op.entry_block.operations if o.operation.name not in ("uop.sink", "func.return", "uop.launch")])
+    erase_dead([o.operation for o in op.entry_block.operations if not isinstance(o, (uop.SinkOp, func.ReturnOp, uop.LaunchOp))])

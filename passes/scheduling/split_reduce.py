@@ -18,11 +18,13 @@ from math import prod
 
 from mlir import ir
 
+from pytc.dialects import uop
 from pytc.passes import Count, Limit, functions_with, register
+from pytc.passes.common.attributes import SPLIT
+from pytc.passes.common.uops import reduce_kind
 from pytc.passes.scheduling.rangeify import array_attr, shape_of
 
 LANES = 16
-REDUCE_ADD = 0  # the uop reduce kind of a sum
 
 
 def split_factor(source: list[int], axes: list[int], outputs: int, max_partials: int) -> tuple[int, int] | None:
@@ -33,8 +35,8 @@ def split_factor(source: list[int], axes: list[int], outputs: int, max_partials:
   return None
 
 
-def split(op: ir.OpView, threshold: int, max_partials: int) -> None:
-  if "pytc.split" in op.attributes or ir.IntegerAttr(op.attributes["kind"]).value != REDUCE_ADD: return
+def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
+  if SPLIT.get(op) or reduce_kind(op) is not uop.ReduceKind.add: return
   source, result = shape_of(op.operands[0]), shape_of(op.results[0])
   outputs, axes = prod(result), sorted(array_attr(op, "axes"))
   if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return
@@ -49,17 +51,18 @@ def split(op: ir.OpView, threshold: int, max_partials: int) -> None:
     order, parts = [axis, *(i for i in range(len(parted)) if i != axis)], [d]
     first, second = [a + 1 for a in axes], [0]
   kept = result + parts if axis == len(source) - 1 else parts + result
-  element, kind, mark = ir.RankedTensorType(op.results[0].type).element_type, op.attributes["kind"], {"pytc.split": ir.UnitAttr.get()}
+  element = ir.RankedTensorType(op.results[0].type).element_type
   with ir.InsertionPoint(op), op.location:
-    def create(name: str, shape: list[int], operands: list[ir.Value], **attributes: ir.Attribute) -> ir.Value:
-      return ir.Operation.create(f"uop.{name}", results=[ir.RankedTensorType.get(shape, element)], operands=operands, attributes=attributes).result
-    arrays = ir.DenseI64ArrayAttr.get
-    value = create("reshape", parted, [op.operands[0]])
-    if order != sorted(order): value = create("permute", [parted[i] for i in order], [value], order=arrays(order))
-    value = create("reduce", kept, [value], kind=kind, axes=arrays(first), **mark)
-    value = create("contiguous", kept, [value])
-    value = create("reduce", [1 if i in second else n for i, n in enumerate(kept)], [value], kind=kind, axes=arrays(second), **mark)
-    value = create("reshape", result, [value])
+    def tensor(shape: list[int]) -> ir.RankedTensorType: return ir.RankedTensorType.get(shape, element)
+    def reduce(shape: list[int], value: ir.Value, axes: list[int]) -> ir.Value:
+      sum_ = uop.ReduceOp(tensor(shape), uop.ReduceKind.add, value, axes)
+      SPLIT.set(sum_)
+      return sum_.result
+    value = uop.ReshapeOp(tensor(parted), op.src).result
+    if order != sorted(order): value = uop.PermuteOp(tensor([parted[i] for i in order]), value, order).result
+    value = uop.ContiguousOp(reduce(kept, value, first)).result
+    value = reduce([1 if i in second else n for i, n in enumerate(kept)], value, second)
+    value = uop.ReshapeOp(tensor(result), value).result
   op.results[0].replace_all_uses_with(value)
   op.operation.erase()
 
@@ -67,6 +70,6 @@ def split(op: ir.OpView, threshold: int, max_partials: int) -> None:
 @register("pytc-split-reduce", "a reduction folding many elements into each of few outputs becomes two, through partial results",
           takes=("tensor",))
 def split_reduce(module: ir.Operation, threshold: Count = 32768, max_partials: Limit = 4194304) -> None:
-  for fn in functions_with(module, "uop.sink"):
-    for op in [op for op in fn.regions[0].blocks[0].operations if op.operation.name == "uop.reduce"]:
+  for fn in functions_with(module, uop.SinkOp.OPERATION_NAME):
+    for op in [op for op in fn.regions[0].blocks[0].operations if isinstance(op, uop.ReduceOp)]:
       split(op, threshold, max_partials)

@@ -44,7 +44,7 @@ def load_state_dict(model: object, state_dict: dict[str, Tensor], strict: bool =
 def safe_save(tensors: dict[str, Tensor], path: str | Path) -> None:
   header, blobs, offset = {}, [], 0
   for name, tensor in tensors.items():
-    data = tensor.contiguous().realize().lazydata.arg.raw.copyout() if tensor.numel() else b""
+    data = tensor.contiguous().realize().lazydata.arg.as_bytes() if tensor.numel() else b""
     header[name] = {"dtype": SAFETENSORS_DTYPES[tensor.dtype], "shape": list(tensor.shape), "data_offsets": [offset, offset + len(data)]}
     blobs.append(data)
     offset += len(data)

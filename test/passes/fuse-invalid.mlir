@@ -1,4 +1,6 @@
 // RUN: pytc-opt %s --split-input-file --verify-diagnostics -pytc-fuse
+// Graphs in the forms before and after pytc-fuse's own (rangeified): each is refused at the op that shows its form,
+// naming the form and the pass to run first or the place pytc-fuse belongs.
 
 // pytc-fuse decides which materializations of a rangeified graph stay: a tensor-level graph has none yet.
 func.func @tensor_level(%a: tensor<4xf32>) {
@@ -23,6 +25,7 @@ func.func @bufferized(%a: memref<4xf32>, %out: memref<4xf32>) {
 
 // -----
 
+// Split into kernel launches (pytc-split-kernels' output): later still.
 func.func @E_4(%out: memref<4xf32>, %a: memref<4xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 4 id 0
   %x = uop.index %a[%i] : memref<4xf32>

@@ -1,9 +1,12 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_buffers=1},canonicalize,cse)' | FileCheck %s --check-prefix=LIMIT
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=5},canonicalize,cse)' | FileCheck %s --check-prefix=OPS
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=16 max_buffers=4},canonicalize,cse)' | FileCheck %s --check-prefix=SPLIT
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_ops=16 max_buffers=4 explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT-EXPLAIN
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse,canonicalize,cse)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_buffers=1},canonicalize,cse)' | FileCheck %s --check-prefix=LIMIT
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_ops=5},canonicalize,cse)' | FileCheck %s --check-prefix=OPS
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_ops=16 max_buffers=4},canonicalize,cse)' | FileCheck %s --check-prefix=SPLIT
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_ops=16 max_buffers=4 explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT-EXPLAIN
+// Input: rangeified graphs (pytc-rangeify's output, canonicalized): every materialization is a uop.bufferize with
+// its reason, and pytc-fuse decides which multi-use and reduce-expand ones stay. Each case names the tensor-level
+// graph it was rangeified from. canonicalize and cse after pytc-fuse only drop the ranges an inlined buffer leaves dead.
 
 // The decisions printed with explain=1, in the order of the chunks below; within a graph the
 // candidate saving the most bytes (the larger buffer) is decided first.
@@ -20,10 +23,12 @@
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (1 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: keep tensor<1x8xf32> (1 readers): read at ranges that are not the consumer's outer ones
+// EXPLAIN-NEXT: pytc-fuse: keep tensor<4xf32> (0 readers): read as a whole (by the sink or a launch)
 // EXPLAIN-NOT: pytc-fuse
 
+// e = a + b; e * flip(e): %e, multi-use, is read at j and at 3 - j.
 // A cheap multi-use value is inlined: its buffer disappears and both readers recompute it,
-// one at i and one at the flipped index 3-i.
+// one at j and one at the flipped index 3-j.
 // CHECK-LABEL: func.func @cheap
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<4xf32>, %[[B:[a-z0-9]+]]: tensor<4xf32>)
 // CHECK-NOT: multi-use
@@ -48,15 +53,25 @@
 // OPS-LABEL: func.func @cheap
 // OPS: uop.bufferize %{{.*}} {fuse = "kept: a reading kernel would exceed 5 ops", reason = "multi-use"} : f32 -> tensor<4xf32>
 func.func @cheap(%a: tensor<4xf32>, %b: tensor<4xf32>) {
-  %e = uop.add %a, %b : tensor<4xf32>
-  %f = uop.flip %e [0] : tensor<4xf32> -> tensor<4xf32>
-  %m = uop.mul %e, %f : tensor<4xf32>
-  uop.sink %m : tensor<4xf32>
+  %c3 = arith.constant 3 : index
+  %i = uop.range loop 4 id 0
+  %ai = uop.index %a[%i] : tensor<4xf32>
+  %bi = uop.index %b[%i] : tensor<4xf32>
+  %sum = uop.add %ai, %bi : f32
+  %e = uop.bufferize %sum over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 4 id 1
+  %ej = uop.index %e[%j] : tensor<4xf32>
+  %flip = arith.subi %c3, %j : index
+  %ef = uop.index %e[%flip] : tensor<4xf32>
+  %m = uop.mul %ej, %ef : f32
+  %out = uop.bufferize %m over(%j) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %out : tensor<4xf32>
   return
 }
 
 // -----
 
+// r = sum(a, 1); -r + exp2(flip(r)): the row sums %r are read at row j and at row 3 - j.
 // A multi-use value containing a range_reduce, read at two positions (a row and its flip), is kept, with the reason
 // recorded: inlining would compute every row's sum twice.
 // CHECK-LABEL: func.func @reduction
@@ -66,18 +81,30 @@ func.func @cheap(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 // CHECK: uop.bufferize %{{.*}} {reason = "output"}
 // CHECK-NOT: uop.range_reduce
 func.func @reduction(%a: tensor<4x8xf32>) {
-  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %f = uop.flip %r [0] : tensor<4x1xf32> -> tensor<4x1xf32>
-  %n = uop.neg %r : tensor<4x1xf32>
-  %m = uop.exp2 %f : tensor<4x1xf32>
-  %s = uop.add %n, %m : tensor<4x1xf32>
-  uop.sink %s : tensor<4x1xf32>
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : tensor<4x8xf32>
+  %sum = uop.range_reduce add %x over(%k) : f32
+  %r = uop.bufferize %sum over(%i, %c0) {reason = "multi-use"} : f32 -> tensor<4x1xf32>
+  %j = uop.range loop 4 id 2
+  %rj = uop.index %r[%j, %c0] : tensor<4x1xf32>
+  %n = uop.neg %rj : f32
+  %flip = arith.subi %c3, %j : index
+  %rf = uop.index %r[%flip, %c0] : tensor<4x1xf32>
+  %m = uop.exp2 %rf : f32
+  %s = uop.add %n, %m : f32
+  %out = uop.bufferize %s over(%j, %c0) {reason = "output"} : f32 -> tensor<4x1xf32>
+  uop.sink %out : tensor<4x1xf32>
   return
 }
 
 // -----
 
-// Used twice at its own position (one reader once the reads are merged), a reduction is inlined: each row's sum is
+// r = sum(a, 1); -r + exp2(r): the row sums %r, marked multi-use by pytc-rangeify, are read once (%rj, the two reads
+// merged by cse) by two ops.
+// Used twice at its own position (one reader), a reduction is inlined: each row's sum is
 // still computed once, in the kernel of its consumers (as a matmul's result feeds relu's compare and select).
 // CHECK-LABEL: func.func @reduction_read_once
 // CHECK-NOT: multi-use
@@ -86,16 +113,25 @@ func.func @reduction(%a: tensor<4x8xf32>) {
 // CHECK-DAG: uop.exp2 %[[R]] : f32
 // CHECK: uop.bufferize %{{.*}} {reason = "output"}
 func.func @reduction_read_once(%a: tensor<4x8xf32>) {
-  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %n = uop.neg %r : tensor<4x1xf32>
-  %m = uop.exp2 %r : tensor<4x1xf32>
-  %s = uop.add %n, %m : tensor<4x1xf32>
-  uop.sink %s : tensor<4x1xf32>
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : tensor<4x8xf32>
+  %sum = uop.range_reduce add %x over(%k) : f32
+  %r = uop.bufferize %sum over(%i, %c0) {reason = "multi-use"} : f32 -> tensor<4x1xf32>
+  %j = uop.range loop 4 id 2
+  %rj = uop.index %r[%j, %c0] : tensor<4x1xf32>
+  %n = uop.neg %rj : f32
+  %m = uop.exp2 %rj : f32
+  %s = uop.add %n, %m : f32
+  %out = uop.bufferize %s over(%j, %c0) {reason = "output"} : f32 -> tensor<4x1xf32>
+  uop.sink %out : tensor<4x1xf32>
   return
 }
 
 // -----
 
+// v = sin(log2(exp2(a))); v + flip(v): %v read at j and 3 - j.
 // Three transcendental ops read twice: recomputing (weight 13 per extra reader) costs more
 // than a write and two reads, so the buffer is kept and both readers read it.
 // CHECK-LABEL: func.func @expensive
@@ -107,17 +143,26 @@ func.func @reduction_read_once(%a: tensor<4x8xf32>) {
 // CHECK: uop.add %[[X]], %[[Y]] : f32
 // CHECK-NOT: uop.sin %
 func.func @expensive(%a: tensor<4xf32>) {
-  %0 = uop.exp2 %a : tensor<4xf32>
-  %1 = uop.log2 %0 : tensor<4xf32>
-  %2 = uop.sin %1 : tensor<4xf32>
-  %3 = uop.flip %2 [0] : tensor<4xf32> -> tensor<4xf32>
-  %4 = uop.add %2, %3 : tensor<4xf32>
-  uop.sink %4 : tensor<4xf32>
+  %c3 = arith.constant 3 : index
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %exp = uop.exp2 %x : f32
+  %log = uop.log2 %exp : f32
+  %sin = uop.sin %log : f32
+  %v = uop.bufferize %sin over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 4 id 1
+  %vj = uop.index %v[%j] : tensor<4xf32>
+  %flip = arith.subi %c3, %j : index
+  %vf = uop.index %v[%flip] : tensor<4xf32>
+  %s = uop.add %vj, %vf : f32
+  %out = uop.bufferize %s over(%j) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %out : tensor<4xf32>
   return
 }
 
 // -----
 
+// v = log2(exp2(a)); v + flip(v): %v read at j and 3 - j.
 // Two transcendental ops (weight 9) are cheap enough to recompute in both readers.
 // CHECK-LABEL: func.func @two_transcendentals
 // CHECK-NOT: uop.bufferize {{.*}}multi-use
@@ -128,16 +173,26 @@ func.func @expensive(%a: tensor<4xf32>) {
 // CHECK: uop.bufferize %{{.*}} {reason = "output"}
 // CHECK-NOT: uop.bufferize
 func.func @two_transcendentals(%a: tensor<4xf32>) {
-  %0 = uop.exp2 %a : tensor<4xf32>
-  %1 = uop.log2 %0 : tensor<4xf32>
-  %3 = uop.flip %1 [0] : tensor<4xf32> -> tensor<4xf32>
-  %4 = uop.add %1, %3 : tensor<4xf32>
-  uop.sink %4 : tensor<4xf32>
+  %c3 = arith.constant 3 : index
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %exp = uop.exp2 %x : f32
+  %log = uop.log2 %exp : f32
+  %v = uop.bufferize %log over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 4 id 1
+  %vj = uop.index %v[%j] : tensor<4xf32>
+  %flip = arith.subi %c3, %j : index
+  %vf = uop.index %v[%flip] : tensor<4xf32>
+  %s = uop.add %vj, %vf : f32
+  %out = uop.bufferize %s over(%j) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %out : tensor<4xf32>
   return
 }
 
 // -----
 
+// e = -a (4 elements), g = -b (8 elements); g * flip(g) + pad(e * flip(e), 2, 2): two multi-use buffers, %e read under
+// the pad's %valid gate.
 // Candidates are decided largest saving first (see EXPLAIN above: the 8-element one before
 // the 4-element one); both inline here, and the 4-element one is recomputed under the pad's
 // validity condition.
@@ -150,20 +205,43 @@ func.func @two_transcendentals(%a: tensor<4xf32>) {
 // CHECK: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<8xf32>
 // CHECK-NOT: uop.bufferize
 func.func @order(%a: tensor<4xf32>, %b: tensor<8xf32>) {
-  %e = uop.neg %a : tensor<4xf32>
-  %f = uop.flip %e [0] : tensor<4xf32> -> tensor<4xf32>
-  %m = uop.mul %e, %f : tensor<4xf32>
-  %p = uop.pad %m low [2] high [2] : tensor<4xf32> -> tensor<8xf32>
-  %g = uop.neg %b : tensor<8xf32>
-  %h = uop.flip %g [0] : tensor<8xf32> -> tensor<8xf32>
-  %n = uop.mul %g, %h : tensor<8xf32>
-  %s = uop.add %n, %p : tensor<8xf32>
-  uop.sink %s : tensor<8xf32>
+  %zero = uop.const 0.000000e+00 : f32
+  %c5 = arith.constant 5 : index
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : index
+  %c-2 = arith.constant -2 : index
+  %c7 = arith.constant 7 : index
+  %i = uop.range loop 4 id 0
+  %ai = uop.index %a[%i] : tensor<4xf32>
+  %na = uop.neg %ai : f32
+  %e = uop.bufferize %na over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 8 id 1
+  %bj = uop.index %b[%j] : tensor<8xf32>
+  %nb = uop.neg %bj : f32
+  %g = uop.bufferize %nb over(%j) {reason = "multi-use"} : f32 -> tensor<8xf32>
+  %k = uop.range loop 8 id 2
+  %gk = uop.index %g[%k] : tensor<8xf32>
+  %kflip = arith.subi %c7, %k : index
+  %gf = uop.index %g[%kflip] : tensor<8xf32>
+  %n = uop.mul %gk, %gf : f32
+  %p = arith.addi %k, %c-2 : index
+  %above = arith.cmpi sge, %p, %c0 : index
+  %below = arith.cmpi sle, %p, %c3 : index
+  %valid = arith.andi %above, %below : i1
+  %ep = uop.index %e[%p] if %valid : tensor<4xf32>
+  %pflip = arith.subi %c5, %k : index
+  %ef = uop.index %e[%pflip] if %valid : tensor<4xf32>
+  %m = uop.mul %ep, %ef : f32
+  %padded = uop.where %valid, %m, %zero : f32
+  %s = uop.add %n, %padded : f32
+  %out = uop.bufferize %s over(%k) {reason = "output"} : f32 -> tensor<8xf32>
+  uop.sink %out : tensor<8xf32>
   return
 }
 
 // -----
 
+// f = -pad(a, 1, 1); pad(f, 1, 1) + pad(f, 2, 0): %f (itself computed under %x_valid) is read under %y_valid and %z_valid.
 // Inlining under a gated read: the reader's condition is ANDed into the gate of every read
 // cloned from the value, and the recomputed value is selected with 0 where it does not hold.
 // CHECK-LABEL: func.func @gated
@@ -182,17 +260,41 @@ func.func @order(%a: tensor<4xf32>, %b: tensor<8xf32>) {
 // CHECK: %[[G:.*]] = uop.where %[[OUTER]], %[[N]], %[[Z]] : f32
 // CHECK: uop.where %[[OUTER]], %[[G]], %[[Z]] : f32
 func.func @gated(%a: tensor<4xf32>) {
-  %e = uop.pad %a low [1] high [1] : tensor<4xf32> -> tensor<6xf32>
-  %f = uop.neg %e : tensor<6xf32>
-  %p = uop.pad %f low [1] high [1] : tensor<6xf32> -> tensor<8xf32>
-  %q = uop.pad %f low [2] high [0] : tensor<6xf32> -> tensor<8xf32>
-  %s = uop.add %p, %q : tensor<8xf32>
-  uop.sink %s : tensor<8xf32>
+  %c-2 = arith.constant -2 : index
+  %c5 = arith.constant 5 : index
+  %zero = uop.const 0.000000e+00 : f32
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : index
+  %c-1 = arith.constant -1 : index
+  %i = uop.range loop 6 id 0
+  %x = arith.addi %i, %c-1 : index
+  %x_above = arith.cmpi sge, %x, %c0 : index
+  %x_below = arith.cmpi sle, %x, %c3 : index
+  %x_valid = arith.andi %x_above, %x_below : i1
+  %ax = uop.index %a[%x] if %x_valid : tensor<4xf32>
+  %e = uop.where %x_valid, %ax, %zero : f32
+  %ne = uop.neg %e : f32
+  %f = uop.bufferize %ne over(%i) {reason = "multi-use"} : f32 -> tensor<6xf32>
+  %j = uop.range loop 8 id 1
+  %y = arith.addi %j, %c-1 : index
+  %y_above = arith.cmpi sge, %y, %c0 : index
+  %y_below = arith.cmpi sle, %y, %c5 : index
+  %y_valid = arith.andi %y_above, %y_below : i1
+  %fy = uop.index %f[%y] if %y_valid : tensor<6xf32>
+  %p = uop.where %y_valid, %fy, %zero : f32
+  %z = arith.addi %j, %c-2 : index
+  %z_valid = arith.cmpi sge, %z, %c0 : index
+  %fz = uop.index %f[%z] if %z_valid : tensor<6xf32>
+  %q = uop.where %z_valid, %fz, %zero : f32
+  %s = uop.add %p, %q : f32
+  %out = uop.bufferize %s over(%j) {reason = "output"} : f32 -> tensor<8xf32>
+  uop.sink %out : tensor<8xf32>
   return
 }
 
 // -----
 
+// contiguous(a) + expand(max(a, 1)): the row max %m (reduce-expand) and the contiguous copy %c.
 // Outputs and contiguous materializations are not candidates: they stay, without a fuse attribute.
 // A row's max read back along its row (reduce-expand) is computed inside the one kernel that reads
 // it, at the row's range: the lowering runs it once per row, before the loop along the row.
@@ -206,16 +308,29 @@ func.func @gated(%a: tensor<4xf32>) {
 // CHECK-NOT: fuse =
 // CHECK: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
 func.func @not_candidates(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %c = uop.contiguous %a : tensor<4x8xf32>
-  %s = uop.add %c, %e : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : tensor<4x8xf32>
+  %max = uop.range_reduce max %x over(%k) : f32
+  %m = uop.bufferize %max over(%i, %c0) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+  %i2 = uop.range loop 4 id 2
+  %j2 = uop.range loop 8 id 3
+  %y = uop.index %a[%i2, %j2] : tensor<4x8xf32>
+  %c = uop.bufferize %y over(%i2, %j2) {reason = "contiguous"} : f32 -> tensor<4x8xf32>
+  %i3 = uop.range loop 4 id 4
+  %j3 = uop.range loop 8 id 5
+  %cy = uop.index %c[%i3, %j3] : tensor<4x8xf32>
+  %mi = uop.index %m[%i3, %c0] : tensor<4x1xf32>
+  %s = uop.add %cy, %mi : f32
+  %out = uop.bufferize %s over(%i3, %j3) {reason = "output"} : f32 -> tensor<4x8xf32>
+  uop.sink %out : tensor<4x8xf32>
   return
 }
 
 // -----
 
+// e = exp2(a - max(a, 1)); e * recip(sum(e, 1)): row max %m and row sum %s (reduce-expand), exponentials %e (multi-use).
 // Softmax: the exponentials (multi-use) are inlined first; then, consumers first, the sum (1 reader)
 // and the max (2 readers, both in the output kernel now) join the output kernel: one kernel, no temporary.
 // CHECK-LABEL: func.func @softmax
@@ -224,35 +339,63 @@ func.func @not_candidates(%a: tensor<4x8xf32>) {
 // CHECK: uop.range_reduce add
 // CHECK: uop.bufferize %{{.*}} {reason = "output"}
 func.func @softmax(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %n = uop.neg %me : tensor<4x8xf32>
-  %d = uop.add %a, %n : tensor<4x8xf32>
-  %e = uop.exp2 %d : tensor<4x8xf32>
-  %s = uop.reduce add %e [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
-  %r = uop.recip %se : tensor<4x8xf32>
-  %o = uop.mul %e, %r : tensor<4x8xf32>
-  uop.sink %o : tensor<4x8xf32>
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : tensor<4x8xf32>
+  %max = uop.range_reduce max %x over(%k) : f32
+  %m = uop.bufferize %max over(%i, %c0) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+  %i2 = uop.range loop 4 id 2
+  %j2 = uop.range loop 8 id 3
+  %y = uop.index %a[%i2, %j2] : tensor<4x8xf32>
+  %my = uop.index %m[%i2, %c0] : tensor<4x1xf32>
+  %n = uop.neg %my : f32
+  %d = uop.add %y, %n : f32
+  %exp = uop.exp2 %d : f32
+  %e = uop.bufferize %exp over(%i2, %j2) {reason = "multi-use"} : f32 -> tensor<4x8xf32>
+  %i3 = uop.range loop 4 id 4
+  %k3 = uop.range reduce 8 id 5
+  %ek = uop.index %e[%i3, %k3] : tensor<4x8xf32>
+  %sum = uop.range_reduce add %ek over(%k3) : f32
+  %s = uop.bufferize %sum over(%i3, %c0) {reason = "reduce-expand"} : f32 -> tensor<4x1xf32>
+  %i4 = uop.range loop 4 id 6
+  %j4 = uop.range loop 8 id 7
+  %ej = uop.index %e[%i4, %j4] : tensor<4x8xf32>
+  %sj = uop.index %s[%i4, %c0] : tensor<4x1xf32>
+  %r = uop.recip %sj : f32
+  %o = uop.mul %ej, %r : f32
+  %out = uop.bufferize %o over(%i4, %j4) {reason = "output"} : f32 -> tensor<4x8xf32>
+  uop.sink %out : tensor<4x8xf32>
   return
 }
 
 // -----
 
+// a + expand(max(a, 0)): the column max %m (1x8, reduce-expand) is read at [0, j2].
 // A column's max read back down the column varies with the consumer's inner range, not an outer one:
 // it stays a kernel of its own.
 // CHECK-LABEL: func.func @column_max
 // CHECK: uop.bufferize %{{.*}} {fuse = "kept: read at ranges that are not the consumer's outer ones", reason = "reduce-expand"}
 func.func @column_max(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [0] : tensor<4x8xf32> -> tensor<1x8xf32>
-  %e = uop.expand %m : tensor<1x8xf32> -> tensor<4x8xf32>
-  %s = uop.add %a, %e : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+  %c0 = arith.constant 0 : index
+  %j = uop.range loop 8 id 0
+  %k = uop.range reduce 4 id 1
+  %x = uop.index %a[%k, %j] : tensor<4x8xf32>
+  %max = uop.range_reduce max %x over(%k) : f32
+  %m = uop.bufferize %max over(%c0, %j) {reason = "reduce-expand"} : f32 -> tensor<1x8xf32>
+  %i2 = uop.range loop 4 id 2
+  %j2 = uop.range loop 8 id 3
+  %y = uop.index %a[%i2, %j2] : tensor<4x8xf32>
+  %mj = uop.index %m[%c0, %j2] : tensor<1x8xf32>
+  %s = uop.add %y, %mj : f32
+  %out = uop.bufferize %s over(%i2, %j2) {reason = "output"} : f32 -> tensor<4x8xf32>
+  uop.sink %out : tensor<4x8xf32>
   return
 }
 
 // -----
 
+// Twenty negs of a, in one kernel.
 // A single-use chain has no candidate; past max_ops (16; read 1 + neg 1 each) its kernel is cut. Past three quarters of
 // the limit a cut comes where one value is live: the 11th neg is stored over the kernel's range, the rest reads it.
 // SPLIT-LABEL: func.func @split_chain
@@ -265,32 +408,36 @@ func.func @column_max(%a: tensor<4x8xf32>) {
 // SPLIT-NEXT: uop.bufferize %{{.*}} over(%[[I]]) {reason = "output"}
 // SPLIT-EXPLAIN: pytc-fuse: split tensor<4xf32> before op 13 of 22 (a kernel would exceed 16 ops: weight 12, 1 buffers): materialize 1 values
 func.func @split_chain(%a: tensor<4xf32>) {
-  %0 = uop.neg %a : tensor<4xf32>
-  %1 = uop.neg %0 : tensor<4xf32>
-  %2 = uop.neg %1 : tensor<4xf32>
-  %3 = uop.neg %2 : tensor<4xf32>
-  %4 = uop.neg %3 : tensor<4xf32>
-  %5 = uop.neg %4 : tensor<4xf32>
-  %6 = uop.neg %5 : tensor<4xf32>
-  %7 = uop.neg %6 : tensor<4xf32>
-  %8 = uop.neg %7 : tensor<4xf32>
-  %9 = uop.neg %8 : tensor<4xf32>
-  %10 = uop.neg %9 : tensor<4xf32>
-  %11 = uop.neg %10 : tensor<4xf32>
-  %12 = uop.neg %11 : tensor<4xf32>
-  %13 = uop.neg %12 : tensor<4xf32>
-  %14 = uop.neg %13 : tensor<4xf32>
-  %15 = uop.neg %14 : tensor<4xf32>
-  %16 = uop.neg %15 : tensor<4xf32>
-  %17 = uop.neg %16 : tensor<4xf32>
-  %18 = uop.neg %17 : tensor<4xf32>
-  %19 = uop.neg %18 : tensor<4xf32>
-  uop.sink %19 : tensor<4xf32>
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %n1 = uop.neg %x : f32
+  %n2 = uop.neg %n1 : f32
+  %n3 = uop.neg %n2 : f32
+  %n4 = uop.neg %n3 : f32
+  %n5 = uop.neg %n4 : f32
+  %n6 = uop.neg %n5 : f32
+  %n7 = uop.neg %n6 : f32
+  %n8 = uop.neg %n7 : f32
+  %n9 = uop.neg %n8 : f32
+  %n10 = uop.neg %n9 : f32
+  %n11 = uop.neg %n10 : f32
+  %n12 = uop.neg %n11 : f32
+  %n13 = uop.neg %n12 : f32
+  %n14 = uop.neg %n13 : f32
+  %n15 = uop.neg %n14 : f32
+  %n16 = uop.neg %n15 : f32
+  %n17 = uop.neg %n16 : f32
+  %n18 = uop.neg %n17 : f32
+  %n19 = uop.neg %n18 : f32
+  %n20 = uop.neg %n19 : f32
+  %out = uop.bufferize %n20 over(%i) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %out : tensor<4xf32>
   return
 }
 
 // -----
 
+// a + b (broadcast) + c + d + e + f, in one kernel.
 // A sum of six tensors (one broadcast along rows) reads more than max_buffers (4): the partial sum of the first four is
 // stored, and the rest of the kernel reads it and the last two.
 // SPLIT-LABEL: func.func @split_wide
@@ -308,19 +455,27 @@ func.func @split_chain(%a: tensor<4xf32>) {
 // SPLIT-NEXT: uop.add
 // SPLIT-NEXT: uop.bufferize %{{.*}} over(%[[I]], %[[J]]) {reason = "output"}
 func.func @split_wide(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x8xf32>, %d: tensor<4x8xf32>, %e: tensor<4x8xf32>, %f: tensor<4x8xf32>) {
-  %be = uop.reshape %b : tensor<8xf32> -> tensor<1x8xf32>
-  %bx = uop.expand %be : tensor<1x8xf32> -> tensor<4x8xf32>
-  %0 = uop.add %a, %bx : tensor<4x8xf32>
-  %1 = uop.add %0, %c : tensor<4x8xf32>
-  %2 = uop.add %1, %d : tensor<4x8xf32>
-  %3 = uop.add %2, %e : tensor<4x8xf32>
-  %4 = uop.add %3, %f : tensor<4x8xf32>
-  uop.sink %4 : tensor<4x8xf32>
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %aij = uop.index %a[%i, %j] : tensor<4x8xf32>
+  %bj = uop.index %b[%j] : tensor<8xf32>
+  %ab = uop.add %aij, %bj : f32
+  %cij = uop.index %c[%i, %j] : tensor<4x8xf32>
+  %abc = uop.add %ab, %cij : f32
+  %dij = uop.index %d[%i, %j] : tensor<4x8xf32>
+  %abcd = uop.add %abc, %dij : f32
+  %eij = uop.index %e[%i, %j] : tensor<4x8xf32>
+  %abcde = uop.add %abcd, %eij : f32
+  %fij = uop.index %f[%i, %j] : tensor<4x8xf32>
+  %abcdef = uop.add %abcde, %fij : f32
+  %out = uop.bufferize %abcdef over(%i, %j) {reason = "output"} : f32 -> tensor<4x8xf32>
+  uop.sink %out : tensor<4x8xf32>
   return
 }
 
 // -----
 
+// a + expand(exp2^5(b)): the five exp2 of b depend only on the column range %j.
 // A value broadcast along the output's rows is stored over the one range it depends on.
 // SPLIT-LABEL: func.func @split_broadcast
 // SPLIT: %[[J:.*]] = uop.range loop 8 id 1
@@ -328,20 +483,24 @@ func.func @split_wide(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %c: tensor<4x8xf32
 // SPLIT-NEXT: uop.index %[[S]][%[[J]]] : tensor<8xf32>
 // SPLIT: uop.bufferize %{{.*}} {reason = "output"} : f32 -> tensor<4x8xf32>
 func.func @split_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
-  %0 = uop.exp2 %b : tensor<8xf32>
-  %1 = uop.exp2 %0 : tensor<8xf32>
-  %2 = uop.exp2 %1 : tensor<8xf32>
-  %3 = uop.exp2 %2 : tensor<8xf32>
-  %4 = uop.exp2 %3 : tensor<8xf32>
-  %be = uop.reshape %4 : tensor<8xf32> -> tensor<1x8xf32>
-  %bx = uop.expand %be : tensor<1x8xf32> -> tensor<4x8xf32>
-  %s = uop.add %a, %bx : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %aij = uop.index %a[%i, %j] : tensor<4x8xf32>
+  %bj = uop.index %b[%j] : tensor<8xf32>
+  %e1 = uop.exp2 %bj : f32
+  %e2 = uop.exp2 %e1 : f32
+  %e3 = uop.exp2 %e2 : f32
+  %e4 = uop.exp2 %e3 : f32
+  %e5 = uop.exp2 %e4 : f32
+  %s = uop.add %aij, %e5 : f32
+  %out = uop.bufferize %s over(%i, %j) {reason = "output"} : f32 -> tensor<4x8xf32>
+  uop.sink %out : tensor<4x8xf32>
   return
 }
 
 // -----
 
+// sum(exp2^6(a), 1): six exp2 in the body of the row sum, at the reduce range %k.
 // Inside a reduction's body a value varies with the reduce range: it is stored over a new loop range in its place (its
 // computation copied there), and the body reads it back at the reduce range.
 // SPLIT-LABEL: func.func @split_reduce_body
@@ -359,19 +518,25 @@ func.func @split_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
 // SPLIT-COUNT-2: uop.exp2
 // SPLIT-NEXT: uop.range_reduce add %{{.*}} over(%[[R]])
 func.func @split_reduce_body(%a: tensor<4x8xf32>) {
-  %0 = uop.exp2 %a : tensor<4x8xf32>
-  %1 = uop.exp2 %0 : tensor<4x8xf32>
-  %2 = uop.exp2 %1 : tensor<4x8xf32>
-  %3 = uop.exp2 %2 : tensor<4x8xf32>
-  %4 = uop.exp2 %3 : tensor<4x8xf32>
-  %5 = uop.exp2 %4 : tensor<4x8xf32>
-  %r = uop.reduce add %5 [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  uop.sink %r : tensor<4x1xf32>
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : tensor<4x8xf32>
+  %e1 = uop.exp2 %x : f32
+  %e2 = uop.exp2 %e1 : f32
+  %e3 = uop.exp2 %e2 : f32
+  %e4 = uop.exp2 %e3 : f32
+  %e5 = uop.exp2 %e4 : f32
+  %e6 = uop.exp2 %e5 : f32
+  %sum = uop.range_reduce add %e6 over(%k) : f32
+  %out = uop.bufferize %sum over(%i, %c0) {reason = "output"} : f32 -> tensor<4x1xf32>
+  uop.sink %out : tensor<4x1xf32>
   return
 }
 
 // -----
 
+// sum(exp2^6(a), 1) of a 4096x2048 tensor.
 // Stored over its reduce range, a value in this reduction's body would take more than 2^22 elements: the kernel is
 // left whole, past max_ops.
 // SPLIT-LABEL: func.func @big_reduce_body
@@ -381,13 +546,32 @@ func.func @split_reduce_body(%a: tensor<4x8xf32>) {
 // SPLIT-NEXT: uop.bufferize %{{.*}} {reason = "output"}
 // SPLIT-EXPLAIN: pytc-fuse: left a part of tensor<4096x1xf32> whole (a kernel would exceed 16 ops): a value inside a reduction's body
 func.func @big_reduce_body(%a: tensor<4096x2048xf32>) {
-  %0 = uop.exp2 %a : tensor<4096x2048xf32>
-  %1 = uop.exp2 %0 : tensor<4096x2048xf32>
-  %2 = uop.exp2 %1 : tensor<4096x2048xf32>
-  %3 = uop.exp2 %2 : tensor<4096x2048xf32>
-  %4 = uop.exp2 %3 : tensor<4096x2048xf32>
-  %5 = uop.exp2 %4 : tensor<4096x2048xf32>
-  %r = uop.reduce add %5 [1] : tensor<4096x2048xf32> -> tensor<4096x1xf32>
-  uop.sink %r : tensor<4096x1xf32>
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4096 id 0
+  %k = uop.range reduce 2048 id 1
+  %x = uop.index %a[%i, %k] : tensor<4096x2048xf32>
+  %e1 = uop.exp2 %x : f32
+  %e2 = uop.exp2 %e1 : f32
+  %e3 = uop.exp2 %e2 : f32
+  %e4 = uop.exp2 %e3 : f32
+  %e5 = uop.exp2 %e4 : f32
+  %e6 = uop.exp2 %e5 : f32
+  %sum = uop.range_reduce add %e6 over(%k) : f32
+  %out = uop.bufferize %sum over(%i, %c0) {reason = "output"} : f32 -> tensor<4096x1xf32>
+  uop.sink %out : tensor<4096x1xf32>
+  return
+}
+
+// -----
+
+// A multi-use materialization the sink reads as a whole stays: it is a buffer, whatever its readers inside kernels.
+// CHECK-LABEL: func.func @read_by_the_sink
+// CHECK: %[[B:.*]] = uop.bufferize {{.*}} {fuse = "kept: read as a whole (by the sink or a launch)", reason = "multi-use"}
+// CHECK: uop.sink %[[B]]
+func.func @read_by_the_sink(%a: tensor<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %b = uop.bufferize %x over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  uop.sink %b : tensor<4xf32>
   return
 }

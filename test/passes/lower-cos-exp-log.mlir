@@ -1,11 +1,11 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s --check-prefix=MARK
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=VECTOR
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
 
 // cos on f32 is sin's reduction shifted by a quarter turn, in f64: k = roundeven(x / pi + 1/2), r = x - (k - 1/2) pi
 // (pi in two parts); for huge |x| the fraction of x / pi is summed from 1/2 (an scf.if on any lane); k's parity
 // flips r's sign bit and the sine polynomial is rounded to f32 once. No libm call, and no -0 select as sin has.
-// CHECK-LABEL: func.func @E_8(
+// Marked for vectors along the row (@cosine_vector), the same in vector<8xf64>, the far reduction taken when any lane
+// needs it.
+// CHECK-LABEL: func.func @cosine(
 // CHECK: %[[X:.*]] = memref.load %{{.*}} : memref<8xf32>
 // CHECK: %[[WIDE:.*]] = arith.extf %[[X]] : f32 to f64
 // CHECK: %[[Q:.*]] = arith.mulf %[[WIDE]], %{{.*}} : f64
@@ -20,16 +20,25 @@
 // CHECK: %[[COS:.*]] = arith.truncf %{{.*}} : f64 to f32
 // CHECK-NEXT: memref.store %[[COS]]
 // CHECK-NOT: math.cos
-// MARK-LABEL: func.func @E_8(
-// MARK-SAME: pytc.vector = {{{.*}}stream = 1
-// VECTOR-LABEL: func.func @E_8(
-// VECTOR: arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
-// VECTOR: vector.reduction <or>, %{{.*}} : vector<8xi1> into i1
-// VECTOR: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
-// VECTOR-NOT: math.cos
-func.func @cosine(%a: tensor<8xf32>) {
-  %s = uop.cos %a : tensor<8xf32>
-  uop.sink %s : tensor<8xf32>
+// CHECK-LABEL: func.func @cosine_vector(
+// CHECK: arith.extf %{{.*}} : vector<8xf32> to vector<8xf64>
+// CHECK: vector.reduction <or>, %{{.*}} : vector<8xi1> into i1
+// CHECK: arith.truncf %{{.*}} : vector<8xf64> to vector<8xf32>
+// CHECK-NOT: math.cos
+func.func @cosine(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.cos %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
+  return
+}
+func.func @cosine_vector(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.cos %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
   return
 }
 
@@ -37,8 +46,8 @@ func.func @cosine(%a: tensor<8xf32>) {
 
 // exp on f32: n = floor(x / ln2 + 1/2), r = x - n ln2 with ln2 in two parts (contractible into fused multiply-adds),
 // the Taylor series of e^r, then 2^n built in the exponent bits in two halves (denormal results round once), NaN
-// selected back at the end.
-// CHECK-LABEL: func.func @E_8(
+// selected back at the end. Marked for vectors (@exponential_vector), the same on vector<8xf32>.
+// CHECK-LABEL: func.func @exponential(
 // CHECK: %[[X:.*]] = memref.load %{{.*}} : memref<8xf32>
 // CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
 // CHECK: %[[N:.*]] = math.floor %{{.*}} : f32
@@ -52,23 +61,33 @@ func.func @cosine(%a: tensor<8xf32>) {
 // CHECK: %[[P2:.*]] = arith.mulf %[[P1]], %{{.*}} : f32
 // CHECK: arith.select %[[NAN]], %[[X]], %[[P2]] : f32
 // CHECK-NOT: math.exp
-// MARK-LABEL: func.func @E_8(
-// MARK-SAME: pytc.vector = {{{.*}}stream = 1
-// VECTOR-LABEL: func.func @E_8(
-// VECTOR: math.floor %{{.*}} : vector<8xf32>
-// VECTOR: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
-// VECTOR-NOT: math.exp
-func.func @exponential(%a: tensor<8xf32>) {
-  %e = uop.exp %a : tensor<8xf32>
-  uop.sink %e : tensor<8xf32>
+// CHECK-LABEL: func.func @exponential_vector(
+// CHECK: math.floor %{{.*}} : vector<8xf32>
+// CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK-NOT: math.exp
+func.func @exponential(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.exp %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
+  return
+}
+func.func @exponential_vector(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.exp %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
   return
 }
 
 // -----
 
 // log on f32: x = m 2^e, f = m - 1, s = f / (2 + f); log(m) = f - (f^2/2 - s (f^2/2 + R(s^2))), then e ln2 added with
-// ln2 in two parts; log(0) = -inf, log(inf) = inf and NaN below 0 selected at the end.
-// CHECK-LABEL: func.func @E_8(
+// ln2 in two parts; log(0) = -inf, log(inf) = inf and NaN below 0 selected at the end. Marked for vectors
+// (@logarithm_vector), the same on vector<8xf32>.
+// CHECK-LABEL: func.func @logarithm(
 // CHECK: %[[F:.*]] = arith.subf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[D:.*]] = arith.addf %[[F]], %{{.*}} : f32
 // CHECK: %[[S:.*]] = arith.divf %[[F]], %[[D]] : f32
@@ -79,19 +98,30 @@ func.func @exponential(%a: tensor<8xf32>) {
 // CHECK: arith.addf %[[ELOW]], %[[LOGM]] fastmath<contract> : f32
 // CHECK: arith.cmpf ult, %{{.*}}, %{{.*}} : f32
 // CHECK-NOT: math.log
-// VECTOR-LABEL: func.func @E_8(
-// VECTOR: arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
-// VECTOR-NOT: math.log
-func.func @logarithm(%a: tensor<8xf32>) {
-  %l = uop.log %a : tensor<8xf32>
-  uop.sink %l : tensor<8xf32>
+// CHECK-LABEL: func.func @logarithm_vector(
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NOT: math.log
+func.func @logarithm(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.log %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
+  return
+}
+func.func @logarithm_vector(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.log %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
   return
 }
 
 // -----
 
-// f16 and bf16 compute cos and exp in f32 and round once: f16 by truncf, bf16 on the bits.
-// CHECK-LABEL: func.func @E_8(
+// f16 and bf16 compute cos and exp in f32 and round once: f16 by truncf, bf16 on the bits; as vectors too.
+// CHECK-LABEL: func.func @cos_f16(
 // CHECK: %[[H:.*]] = arith.extf %{{.*}} : f16 to f32
 // CHECK: arith.extf %[[H]] : f32 to f64
 // CHECK: %[[COS:.*]] = arith.truncf %{{.*}} : f64 to f32
@@ -101,25 +131,49 @@ func.func @logarithm(%a: tensor<8xf32>) {
 // CHECK: arith.trunci %{{.*}} : i32 to i16
 // CHECK-NOT: math.cos
 // CHECK-NOT: math.exp
-// VECTOR-LABEL: func.func @E_8(
-func.func @halves(%h: tensor<8xf16>, %b: tensor<8xbf16>) {
-  %c = uop.cos %h : tensor<8xf16>
-  %e = uop.exp %b : tensor<8xbf16>
-  uop.sink %c, %e : tensor<8xf16>, tensor<8xbf16>
+// CHECK-LABEL: func.func @cos_f16_vector(
+// CHECK: arith.extf %{{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK-NOT: math.cos
+func.func @cos_f16(%out: memref<8xf16>, %x: memref<8xf16>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf16>
+  %r = uop.cos %x_i : f16
+  %w = uop.store %r, %out[%i] : memref<8xf16>
+  %e = uop.end %w over(%i) : memref<8xf16>
+  return
+}
+func.func @exp_bf16(%out: memref<8xbf16>, %x: memref<8xbf16>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xbf16>
+  %r = uop.exp %x_i : bf16
+  %w = uop.store %r, %out[%i] : memref<8xbf16>
+  %e = uop.end %w over(%i) : memref<8xbf16>
+  return
+}
+func.func @cos_f16_vector(%out: memref<8xf16>, %x: memref<8xf16>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf16>
+  %r = uop.cos %x_i : f16
+  %w = uop.store %r, %out[%i] : memref<8xf16>
+  %e = uop.end %w over(%i) : memref<8xf16>
   return
 }
 
 // -----
 
 // f64 keeps the math ops (libm).
-// CHECK-LABEL: func.func @E_8(
+// CHECK-LABEL: func.func @double(
 // CHECK: %[[C:.*]] = math.cos %{{.*}} : f64
 // CHECK: %[[E:.*]] = math.exp %[[C]] : f64
 // CHECK: math.log %[[E]] : f64
-func.func @double(%a: tensor<8xf64>) {
-  %c = uop.cos %a : tensor<8xf64>
-  %e = uop.exp %c : tensor<8xf64>
-  %l = uop.log %e : tensor<8xf64>
-  uop.sink %l : tensor<8xf64>
+func.func @double(%out: memref<8xf64>, %x: memref<8xf64>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf64>
+  %c = uop.cos %x_i : f64
+  %ex = uop.exp %c : f64
+  %r = uop.log %ex : f64
+  %w = uop.store %r, %out[%i] : memref<8xf64>
+  %e = uop.end %w over(%i) : memref<8xf64>
   return
 }

@@ -1,13 +1,11 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=ROW
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
 
-// A max reduction: scf.parallel over the store's loop range, an scf.for over the reduce
-// range carrying the accumulator from -inf, a NaN-ignoring maximumf to combine beside a NaN-seen flag
-// (a seen NaN is the result); the kernel body is exactly
-// that loop nest. The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph
-// keeps its launches.
-// CHECK-LABEL: func.func @r_4_8
-// CHECK-SAME: (%[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
+// A max reduction: scf.parallel over the store's loop range, its outermost range over the CPU slice [begin, end)
+// (the last two arguments), an scf.for over the reduce range carrying the accumulator from -inf, a NaN-ignoring
+// maximumf to combine beside a NaN-seen flag (a seen NaN is the result); the kernel body is exactly that loop nest.
+// The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph keeps its launches.
+// CHECK-LABEL: func.func @row_max(
+// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
@@ -28,8 +26,8 @@
 // CHECK-NEXT: scf.reduce
 // CHECK-NEXT: }
 // CHECK-NEXT: return
-// CHECK-LABEL: func.func @E_4_8
-// CHECK-SAME: (%[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-LABEL: func.func @sub_max(
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: uop.
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
 // CHECK-NOT: scf.for
@@ -39,60 +37,95 @@
 // CHECK: arith.addf
 // CHECK: memref.store %{{.*}}, %[[EO]][%[[I2]], %[[J2]]] : memref<4x8xf32>
 // CHECK-NEXT: scf.reduce
-// CHECK-LABEL: func.func @softmax
+// CHECK-LABEL: func.func @softmax(
 // CHECK-NEXT: uop.buffer
-// CHECK-NEXT: uop.launch @r_4_8
-// CHECK-NEXT: uop.launch @E_4_8
-func.func @softmax(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %n = uop.neg %e : tensor<4x8xf32>
-  %s = uop.add %a, %n : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+// CHECK-NEXT: uop.launch @row_max(
+// CHECK-NEXT: uop.launch @sub_max(
+func.func @row_max(%out: memref<4x1xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %v = uop.index %x[%i, %k] : memref<4x8xf32>
+  %m = uop.range_reduce max %v over(%k) : f32
+  %w = uop.store %m, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
+  return
+}
+func.func @sub_max(%out: memref<4x8xf32>, %x: memref<4x8xf32>, %max: memref<4x1xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %v = uop.index %x[%i, %j] : memref<4x8xf32>
+  %m = uop.index %max[%i, %c0] : memref<4x1xf32>
+  %n = uop.neg %m : f32
+  %d = uop.add %v, %n : f32
+  %w = uop.store %d, %out[%i, %j] : memref<4x8xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x8xf32>
+  return
+}
+func.func @softmax(%x: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %max = uop.buffer : memref<4x1xf32>
+  uop.launch @row_max(%max, %x) : memref<4x1xf32>, memref<4x8xf32>
+  uop.launch @sub_max(%out, %x, %max) : memref<4x8xf32>, memref<4x8xf32>, memref<4x1xf32>
+  uop.sink %out : memref<4x8xf32>
   return
 }
 
 // -----
 
 // A sum starts from 0 and combines with addf.
-// CHECK-LABEL: func.func @r_4_8
+// CHECK-LABEL: func.func @row_sum(
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK: %[[X:.*]] = memref.load
 // CHECK: arith.addf %[[ACC]], %[[X]] fastmath<reassoc> : f32
-func.func @sum(%a: tensor<4x8xf32>) {
-  %r = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  uop.sink %r : tensor<4x1xf32>
+func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %v = uop.index %x[%i, %k] : memref<4x8xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
   return
 }
 
 // -----
 
 // A product starts from 1 and combines with mulf.
-// CHECK-LABEL: func.func @r_4_3
+// CHECK-LABEL: func.func @row_prod(
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[ONE]]) -> (f32) {
 // CHECK: %[[X:.*]] = memref.load
 // CHECK: arith.mulf %[[ACC]], %[[X]] fastmath<reassoc> : f32
-func.func @prod(%a: tensor<4x3xf32>) {
-  %r = uop.reduce mul %a [1] : tensor<4x3xf32> -> tensor<4x1xf32>
-  uop.sink %r : tensor<4x1xf32>
+func.func @row_prod(%out: memref<4x1xf32>, %x: memref<4x3xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 3 id 1
+  %v = uop.index %x[%i, %k] : memref<4x3xf32>
+  %p = uop.range_reduce mul %v over(%k) : f32
+  %w = uop.store %p, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
   return
 }
 
 // -----
 
 // A signed integer max starts from the smallest i32 and uses maxsi.
-// CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// CHECK-LABEL: func.func @imax(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1xi32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[MIN:.*]] = arith.constant -2147483648 : i32
 // CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[MIN]]) -> (i32) {
 // CHECK: %[[X:.*]] = memref.load %[[A]]
 // CHECK: arith.maxsi %[[ACC]], %[[X]] : i32
-func.func @imax(%a: tensor<8xi32>) {
-  %r = uop.reduce max %a [0] : tensor<8xi32> -> tensor<1xi32>
-  uop.sink %r : tensor<1xi32>
+func.func @imax(%out: memref<1xi32>, %x: memref<8xi32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %k = uop.range reduce 8 id 0
+  %v = uop.index %x[%k] : memref<8xi32>
+  %m = uop.range_reduce max %v over(%k) : i32
+  %w = uop.store %m, %out[%c0] : memref<1xi32>
+  %e = uop.end %w over() : memref<1xi32>
   return
 }
 
@@ -100,8 +133,8 @@ func.func @imax(%a: tensor<8xi32>) {
 
 // Unsigned buffers become signless: ui8 is i8 in the kernel, its max starts from 0 and
 // uses maxui. With no loop range the store is not inside an scf.parallel.
-// CHECK-LABEL: func.func @r_8
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<1xi8> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi8> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-LABEL: func.func @umax(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1xi8> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi8> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i8
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -110,11 +143,14 @@ func.func @imax(%a: tensor<8xi32>) {
 // CHECK: arith.maxui %[[ACC]], %[[X]] : i8
 // CHECK: memref.store %[[R]], %[[O]][%[[C0]]] : memref<1xi8>
 // CHECK-NOT: ui8
-// CHECK-LABEL: func.func @umax
-// CHECK-SAME: memref<8xui8>
-func.func @umax(%a: tensor<8xui8>) {
-  %r = uop.reduce max %a [0] : tensor<8xui8> -> tensor<1xui8>
-  uop.sink %r : tensor<1xui8>
+// CHECK: return
+func.func @umax(%out: memref<1xui8>, %x: memref<8xui8>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %k = uop.range reduce 8 id 0
+  %v = uop.index %x[%k] : memref<8xui8>
+  %m = uop.range_reduce max %v over(%k) : ui8
+  %w = uop.store %m, %out[%c0] : memref<1xui8>
+  %e = uop.end %w over() : memref<1xui8>
   return
 }
 
@@ -122,7 +158,7 @@ func.func @umax(%a: tensor<8xui8>) {
 
 // Two reduce ranges become two nested scf.for loops, the inner one carrying the outer
 // accumulator.
-// CHECK-LABEL: func.func @r_{{[0-9_]+}}(
+// CHECK-LABEL: func.func @sum_all(
 // CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
@@ -137,9 +173,14 @@ func.func @umax(%a: tensor<8xui8>) {
 // CHECK-NEXT: scf.yield %[[R1]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[O]][
-func.func @sum_all(%a: tensor<4x8xf32>) {
-  %r = uop.reduce add %a [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
-  uop.sink %r : tensor<1x1xf32>
+func.func @sum_all(%out: memref<1x1xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %k0 = uop.range reduce 4 id 0
+  %k1 = uop.range reduce 8 id 1
+  %v = uop.index %x[%k0, %k1] : memref<4x8xf32>
+  %s = uop.range_reduce add %v over(%k0, %k1) : f32
+  %w = uop.store %s, %out[%c0, %c0] : memref<1x1xf32>
+  %e = uop.end %w over() : memref<1x1xf32>
   return
 }
 
@@ -147,8 +188,8 @@ func.func @sum_all(%a: tensor<4x8xf32>) {
 
 // A gated read (padding) clamps its index to 0 where the condition fails, loads, and
 // selects 0 there.
-// CHECK-LABEL: func.func @E_7
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<7xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// CHECK-LABEL: func.func @pad(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<7xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -158,23 +199,38 @@ func.func @sum_all(%a: tensor<4x8xf32>) {
 // CHECK-NEXT: %[[V:.*]] = memref.load %[[A]][%[[SAFE]]] : memref<4xf32>
 // CHECK-NEXT: %[[P:.*]] = arith.select %[[G]], %[[V]], %[[ZERO]] : f32
 // CHECK-NEXT: memref.store %[[P]], %[[O]][%[[I]]] : memref<7xf32>
-func.func @pad(%a: tensor<4xf32>) {
-  %p = uop.pad %a low [1] high [2] : tensor<4xf32> -> tensor<7xf32>
-  uop.sink %p : tensor<7xf32>
+func.func @pad(%out: memref<7xf32>, %x: memref<4xf32>) attributes {pytc.kernel} {
+  %minus1 = arith.constant -1 : index
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %zero = uop.const 0.000000e+00 : f32
+  %i = uop.range loop 7 id 0
+  %j = arith.addi %i, %minus1 : index
+  %low = arith.cmpi sge, %j, %c0 : index
+  %high = arith.cmpi sle, %j, %c3 : index
+  %inside = arith.andi %low, %high : i1
+  %v = uop.index %x[%j] if %inside : memref<4xf32>
+  %p = uop.where %inside, %v, %zero : f32
+  %w = uop.store %p, %out[%i] : memref<7xf32>
+  %e = uop.end %w over(%i) : memref<7xf32>
   return
 }
 
 // -----
 
 // Boolean buffers are bytes: a comparison result is widened with extui before the store.
-// CHECK-LABEL: func.func @E_4
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-LABEL: func.func @less_than(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK: %[[C:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: %[[B:.*]] = arith.extui %[[C]] : i1 to i8
 // CHECK-NEXT: memref.store %[[B]], %[[O]][%{{.*}}] : memref<4xi8>
-func.func @bool_out(%a: tensor<4xf32>, %b: tensor<4xf32>) {
-  %c = uop.cmplt %a, %b : tensor<4xf32>
-  uop.sink %c : tensor<4xi1>
+func.func @less_than(%out: memref<4xi1>, %a: memref<4xf32>, %b: memref<4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %y = uop.index %b[%i] : memref<4xf32>
+  %c = uop.cmplt %x, %y : f32
+  %w = uop.store %c, %out[%i] : memref<4xi1>
+  %e = uop.end %w over(%i) : memref<4xi1>
   return
 }
 
@@ -182,40 +238,54 @@ func.func @bool_out(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 
 // An empty buffer is neither read nor written: the kernel over an empty output is empty and
 // its parameters are passed as 1-D empty memrefs.
-// CHECK-LABEL: func.func @E_0_4
-// CHECK-SAME: (%{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-LABEL: func.func @empty_neg(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NEXT: return
-// CHECK-LABEL: func.func @empty
-// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<0x4xf32>, %[[OUT:[a-z0-9]+]]: memref<0x4xf32>)
-// CHECK-NEXT: uop.launch @E_0_4(%[[OUT]], %[[A]]) : memref<0x4xf32>, memref<0x4xf32>
-func.func @empty(%a: tensor<0x4xf32>) {
-  %n = uop.neg %a : tensor<0x4xf32>
-  uop.sink %n : tensor<0x4xf32>
+// CHECK-LABEL: func.func @empty(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<0x4xf32>, %[[OUT:[a-z0-9]+]]: memref<0x4xf32>)
+// CHECK-NEXT: uop.launch @empty_neg(%[[OUT]], %[[A]]) : memref<0x4xf32>, memref<0x4xf32>
+func.func @empty_neg(%out: memref<0x4xf32>, %x: memref<0x4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 0 id 0
+  %j = uop.range loop 4 id 1
+  %v = uop.index %x[%i, %j] : memref<0x4xf32>
+  %n = uop.neg %v : f32
+  %w = uop.store %n, %out[%i, %j] : memref<0x4xf32>
+  %e = uop.end %w over(%i, %j) : memref<0x4xf32>
+  return
+}
+func.func @empty(%x: memref<0x4xf32>, %out: memref<0x4xf32>) {
+  uop.launch @empty_neg(%out, %x) : memref<0x4xf32>, memref<0x4xf32>
+  uop.sink %out : memref<0x4xf32>
   return
 }
 
 // -----
 
 // A sum over an empty axis stores the identity 0 for every row and loads nothing.
-// CHECK-LABEL: func.func @r_4_0
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-LABEL: func.func @sum_empty(
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-NOT: memref.load
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK-NEXT: memref.store %[[ZERO]], %[[O]][%[[I]], %{{.*}}] : memref<4x1xf32>
 // CHECK-NEXT: scf.reduce
-func.func @sum_empty(%a: tensor<4x0xf32>) {
-  %r = uop.reduce add %a [1] : tensor<4x0xf32> -> tensor<4x1xf32>
-  uop.sink %r : tensor<4x1xf32>
+func.func @sum_empty(%out: memref<4x1xf32>, %x: memref<4x0xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 0 id 1
+  %v = uop.index %x[%i, %k] : memref<4x0xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
   return
 }
 
 // -----
 
-// Hand-written kernel: a boolean buffer read under a gate is loaded as a byte, truncated to
+// A boolean buffer read under a gate is loaded as a byte, truncated to
 // i1 and selected with false where the gate fails; the float read is gated the same way.
 // CHECK-LABEL: func.func @gated_bool
-// CHECK-SAME: (%[[O:[a-z0-9]+]]: memref<6xf32> {llvm.noalias}, %[[MASK:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %[[X:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<6xf32> {llvm.noalias}, %[[MASK:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %[[X:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -254,48 +324,70 @@ func.func @gated_bool(%out: memref<6xf32>, %mask: memref<4xi1>, %x: memref<4xf32
 // exp2, log2 and sin on f32 become arithmetic (range reduction, polynomial with contractible steps,
 // exponent bits), so the loop has no libm call (math.floor, roundeven and absf are single instructions);
 // f16 computes them in f32; f64 keeps the math op.
-// CHECK-LABEL: func.func @E_8(
+// CHECK-LABEL: func.func @transcendentals(
 // CHECK-NOT: math.{{(exp|log|sin|pow)}}
 // CHECK: arith.mulf %{{.*}} fastmath<contract> : f32
 // CHECK: arith.bitcast
 // CHECK-NOT: math.{{(exp|log|sin|pow)}}
 // CHECK: return
-// CHECK-LABEL: func.func @E_8n1(
+// CHECK-LABEL: func.func @exp2_f16(
 // CHECK: arith.extf %{{.*}} : f16 to f32
 // CHECK-NOT: math.{{(exp|log|sin|pow)}}
 // CHECK: arith.truncf %{{.*}} : f32 to f16
-// CHECK-LABEL: func.func @E_8n2(
+// CHECK-LABEL: func.func @exp2_f64(
 // CHECK: math.exp2 %{{.*}} : f64
-func.func @transcendentals(%a: tensor<8xf32>, %h: tensor<8xf16>, %d: tensor<8xf64>) {
-  %0 = uop.exp2 %a : tensor<8xf32>
-  %1 = uop.log2 %0 : tensor<8xf32>
-  %2 = uop.sin %1 : tensor<8xf32>
-  %3 = uop.exp2 %h : tensor<8xf16>
-  %4 = uop.exp2 %d : tensor<8xf64>
-  uop.sink %2, %3, %4 : tensor<8xf32>, tensor<8xf16>, tensor<8xf64>
+func.func @transcendentals(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %v = uop.index %x[%i] : memref<8xf32>
+  %e2 = uop.exp2 %v : f32
+  %l2 = uop.log2 %e2 : f32
+  %s = uop.sin %l2 : f32
+  %w = uop.store %s, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
+  return
+}
+func.func @exp2_f16(%out: memref<8xf16>, %x: memref<8xf16>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %v = uop.index %x[%i] : memref<8xf16>
+  %e2 = uop.exp2 %v : f16
+  %w = uop.store %e2, %out[%i] : memref<8xf16>
+  %e = uop.end %w over(%i) : memref<8xf16>
+  return
+}
+func.func @exp2_f64(%out: memref<8xf64>, %x: memref<8xf64>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %v = uop.index %x[%i] : memref<8xf64>
+  %e2 = uop.exp2 %v : f64
+  %w = uop.store %e2, %out[%i] : memref<8xf64>
+  %e = uop.end %w over(%i) : memref<8xf64>
   return
 }
 
 // -----
 
-// With rows fused (the default pytc-fuse), a row's max is computed inside the kernel that reads it: a
-// parallel loop over rows, the max loop once per row, then a parallel loop along the row reading it.
-// ROW-LABEL: func.func @r_4_8_8(
-// ROW-SAME: %[[OUT:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x8xf32>
-// ROW: scf.parallel (%[[I:[a-z0-9]+]]) =
-// ROW-NEXT: %[[MAX:[a-z0-9]+]]:2 = scf.for %[[K:[a-z0-9]+]] = {{.*}} -> (f32, i1) {
-// ROW-NEXT: memref.load %[[IN]][%[[I]], %[[K]]]
-// ROW: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1, %{{.*}}, %[[MAX]]#0 : f32
-// ROW-NEXT: scf.parallel (%[[J:[a-z0-9]+]]) =
-// ROW-NEXT: %[[X:.*]] = memref.load %[[IN]][%[[I]], %[[J]]]
-// ROW-NEXT: %[[NEG:.*]] = arith.negf %[[ROWMAX]] : f32
-// ROW-NEXT: %[[D:.*]] = arith.addf %[[X]], %[[NEG]] : f32
-// ROW-NEXT: memref.store %[[D]], %[[OUT]][%[[I]], %[[J]]]
-func.func @sub_row_max(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %n = uop.neg %e : tensor<4x8xf32>
-  %s = uop.add %a, %n : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+// A row's max inside the kernel that reads it (as pytc-fuse joins them) is computed once per row: a parallel loop
+// over rows, the max loop, then a parallel loop along the row reading it.
+// CHECK-LABEL: func.func @sub_row_max(
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x8xf32>
+// CHECK: scf.parallel (%[[I:[a-z0-9]+]]) =
+// CHECK-NEXT: %[[MAX:[a-z0-9]+]]:2 = scf.for %[[K:[a-z0-9]+]] = {{.*}} -> (f32, i1) {
+// CHECK-NEXT: memref.load %[[IN]][%[[I]], %[[K]]]
+// CHECK: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1, %{{.*}}, %[[MAX]]#0 : f32
+// CHECK-NEXT: scf.parallel (%[[J:[a-z0-9]+]]) =
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[IN]][%[[I]], %[[J]]]
+// CHECK-NEXT: %[[NEG:.*]] = arith.negf %[[ROWMAX]] : f32
+// CHECK-NEXT: %[[D:.*]] = arith.addf %[[X]], %[[NEG]] : f32
+// CHECK-NEXT: memref.store %[[D]], %[[OUT]][%[[I]], %[[J]]]
+func.func @sub_row_max(%out: memref<4x8xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %k = uop.range reduce 8 id 2
+  %v = uop.index %x[%i, %j] : memref<4x8xf32>
+  %row = uop.index %x[%i, %k] : memref<4x8xf32>
+  %m = uop.range_reduce max %row over(%k) : f32
+  %n = uop.neg %m : f32
+  %d = uop.add %v, %n : f32
+  %w = uop.store %d, %out[%i, %j] : memref<4x8xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x8xf32>
   return
 }

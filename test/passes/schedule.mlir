@@ -1,34 +1,38 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-schedule{report=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: pytc-opt %s --split-input-file -pytc-schedule | FileCheck %s
+// RUN: pytc-opt %s --split-input-file -pytc-schedule='report=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// Input: graphs split into kernel launches (pytc-split-kernels' output). pytc-schedule reads only the launches and the
+// buffers they name, so the kernels are declarations.
 
 // report=1 prints one line per graph, in the order of the chunks below.
 // REPORT: schedule @chain: 4 kernels, 2 temporary buffers, peak 32 temporary bytes
 // REPORT-NEXT: schedule @single: 1 kernels, 0 temporary buffers, peak 0 temporary bytes
 // REPORT-NOT: schedule @
 
-// A chain of three temporaries of the same type: the third is first used after the first
-// is dead, so it takes over the first one's buffer and its own uop.buffer disappears.
-// At most two temporaries of 16 bytes are live at once.
+// A chain through three temporaries of the same type: the third is first used after the first is dead, so it takes
+// over the first one's buffer and its own uop.buffer disappears. At most two temporaries of 16 bytes are live at once.
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[OUT:[a-z0-9]+]]: memref<4xf32>)
 // CHECK-SAME: attributes {pytc.buffers = 2 : i64, pytc.kernels = 4 : i64, pytc.peak_bytes = 32 : i64}
 // CHECK-NEXT: %[[T0:.*]] = uop.buffer : memref<4xf32>
 // CHECK-NEXT: %[[T1:.*]] = uop.buffer : memref<4xf32>
-// CHECK-NEXT: uop.launch @{{.*}}(%[[T0]], %[[A]])
-// CHECK-NEXT: uop.launch @{{.*}}(%[[T1]], %[[T0]])
-// CHECK-NEXT: uop.launch @{{.*}}(%[[T0]], %[[T1]])
-// CHECK-NEXT: uop.launch @{{.*}}(%[[OUT]], %[[T0]])
+// CHECK-NEXT: uop.launch @exp2(%[[T0]], %[[A]])
+// CHECK-NEXT: uop.launch @exp2(%[[T1]], %[[T0]])
+// CHECK-NEXT: uop.launch @neg(%[[T0]], %[[T1]])
+// CHECK-NEXT: uop.launch @sqrt(%[[OUT]], %[[T0]])
 // CHECK-NEXT: uop.sink %[[OUT]]
 // CHECK-NOT: uop.buffer
-func.func @chain(%a: tensor<4xf32>) {
-  %0 = uop.exp2 %a : tensor<4xf32>
-  %1 = uop.contiguous %0 : tensor<4xf32>
-  %2 = uop.exp2 %1 : tensor<4xf32>
-  %3 = uop.contiguous %2 : tensor<4xf32>
-  %4 = uop.neg %3 : tensor<4xf32>
-  %5 = uop.contiguous %4 : tensor<4xf32>
-  %6 = uop.sqrt %5 : tensor<4xf32>
-  uop.sink %6 : tensor<4xf32>
+func.func private @exp2(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func private @sqrt(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func @chain(%a: memref<4xf32>, %out: memref<4xf32>) {
+  %t0 = uop.buffer : memref<4xf32>
+  uop.launch @exp2(%t0, %a) : memref<4xf32>, memref<4xf32>
+  %t1 = uop.buffer : memref<4xf32>
+  uop.launch @exp2(%t1, %t0) : memref<4xf32>, memref<4xf32>
+  %t2 = uop.buffer : memref<4xf32>
+  uop.launch @neg(%t2, %t1) : memref<4xf32>, memref<4xf32>
+  uop.launch @sqrt(%out, %t2) : memref<4xf32>, memref<4xf32>
+  uop.sink %out : memref<4xf32>
   return
 }
 
@@ -42,9 +46,17 @@ func.func @chain(%a: tensor<4xf32>) {
 // CHECK-SAME: attributes {pytc.buffers = 0 : i64, pytc.kernels = 1 : i64, pytc.peak_bytes = 0 : i64}
 // CHECK-NEXT: uop.launch @E_4(
 // CHECK-NEXT: uop.sink
-func.func @single(%a: tensor<4xf32>) {
-  %n = uop.neg %a : tensor<4xf32>
-  uop.sink %n : tensor<4xf32>
+func.func @E_4(%out: memref<4xf32>, %in: memref<4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %in[%i] : memref<4xf32>
+  %n = uop.neg %x : f32
+  %w = uop.store %n, %out[%i] : memref<4xf32>
+  %e = uop.end %w over(%i) : memref<4xf32>
+  return
+}
+func.func @single(%a: memref<4xf32>, %out: memref<4xf32>) {
+  uop.launch @E_4(%out, %a) : memref<4xf32>, memref<4xf32>
+  uop.sink %out : memref<4xf32>
   return
 }
 

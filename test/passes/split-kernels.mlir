@@ -1,4 +1,5 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse{max_row=0},canonicalize,cse,pytc-bufferize,pytc-split-kernels)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file -pytc-split-kernels | FileCheck %s
+// Input: bufferized graphs (pytc-bufferize's output): stores closed by uop.end, temporaries in uop.buffer.
 
 // Each store with its loop nest becomes a kernel function: written buffer first, then the
 // buffers it reads. The reduction kernel is named r_<loop>_<reduce>, the elementwise one
@@ -30,12 +31,24 @@
 // CHECK-NEXT: uop.launch @E_4_8(%[[OUT]], %{{.*}}, %{{.*}}) : memref<4x8xf32>, [[T1]], [[T2]]
 // CHECK-NEXT: uop.sink %[[OUT]] : memref<4x8xf32>
 // CHECK-NEXT: return
-func.func @softmax(%a: tensor<4x8xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %n = uop.neg %e : tensor<4x8xf32>
-  %s = uop.add %a, %n : tensor<4x8xf32>
-  uop.sink %s : tensor<4x8xf32>
+func.func @softmax(%a: memref<4x8xf32>, %out: memref<4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %x = uop.index %a[%i, %k] : memref<4x8xf32>
+  %max = uop.range_reduce max %x over(%k) : f32
+  %rows = uop.buffer : memref<4x1xf32>
+  %w = uop.store %max, %rows[%i, %c0] : memref<4x1xf32>
+  %row_max = uop.end %w over(%i) : memref<4x1xf32>
+  %i2 = uop.range loop 4 id 2
+  %j2 = uop.range loop 8 id 3
+  %y = uop.index %a[%i2, %j2] : memref<4x8xf32>
+  %m = uop.index %row_max[%i2, %c0] : memref<4x1xf32>
+  %n = uop.neg %m : f32
+  %s = uop.add %y, %n : f32
+  %w2 = uop.store %s, %out[%i2, %j2] : memref<4x8xf32>
+  %done = uop.end %w2 over(%i2, %j2) : memref<4x8xf32>
+  uop.sink %done : memref<4x8xf32>
   return
 }
 
@@ -59,13 +72,26 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // CHECK-NEXT: uop.launch @E_4(%[[Y]], %[[B]])
 // CHECK-NEXT: uop.launch @E_4n1(%[[OUT]], {{.*}}) : memref<4xf32>, memref<4xf32>, memref<4xf32>
 // CHECK-NOT: func.func
-func.func @twice(%a: tensor<4xf32>, %b: tensor<4xf32>) {
-  %x = uop.exp2 %a : tensor<4xf32>
-  %cx = uop.contiguous %x : tensor<4xf32>
-  %y = uop.exp2 %b : tensor<4xf32>
-  %cy = uop.contiguous %y : tensor<4xf32>
-  %s = uop.add %cx, %cy : tensor<4xf32>
-  uop.sink %s : tensor<4xf32>
+func.func @twice(%a: memref<4xf32>, %b: memref<4xf32>, %out: memref<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %ai = uop.index %a[%i] : memref<4xf32>
+  %ea = uop.exp2 %ai : f32
+  %ta = uop.buffer : memref<4xf32>
+  %wa = uop.store %ea, %ta[%i] : memref<4xf32>
+  %exp_a = uop.end %wa over(%i) : memref<4xf32>
+  %j = uop.range loop 4 id 1
+  %bj = uop.index %b[%j] : memref<4xf32>
+  %eb = uop.exp2 %bj : f32
+  %tb = uop.buffer : memref<4xf32>
+  %wb = uop.store %eb, %tb[%j] : memref<4xf32>
+  %exp_b = uop.end %wb over(%j) : memref<4xf32>
+  %k = uop.range loop 4 id 2
+  %x = uop.index %exp_a[%k] : memref<4xf32>
+  %y = uop.index %exp_b[%k] : memref<4xf32>
+  %s = uop.add %x, %y : f32
+  %w = uop.store %s, %out[%k] : memref<4xf32>
+  %done = uop.end %w over(%k) : memref<4xf32>
+  uop.sink %done : memref<4xf32>
   return
 }
 
@@ -79,9 +105,13 @@ func.func @twice(%a: tensor<4xf32>, %b: tensor<4xf32>) {
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<4xf32>, %[[OUT:[a-z0-9]+]]: memref<4xf32>)
 // CHECK-NOT: pytc.kernel
 // CHECK-NEXT: uop.launch @E_4n1(%[[OUT]], %[[A]]) : memref<4xf32>, memref<4xf32>
-func.func @E_4(%a: tensor<4xf32>) {
-  %n = uop.neg %a : tensor<4xf32>
-  uop.sink %n : tensor<4xf32>
+func.func @E_4(%a: memref<4xf32>, %out: memref<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %n = uop.neg %x : f32
+  %w = uop.store %n, %out[%i] : memref<4xf32>
+  %done = uop.end %w over(%i) : memref<4xf32>
+  uop.sink %done : memref<4xf32>
   return
 }
 
@@ -95,10 +125,16 @@ func.func @E_4(%a: tensor<4xf32>) {
 // CHECK-LABEL: func.func @read_twice
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[OUT:[a-z0-9]+]]: memref<4xf32>)
 // CHECK-NEXT: uop.launch @E_4(%[[OUT]], %[[A]]) : memref<4xf32>, memref<4xf32>
-func.func @read_twice(%a: tensor<4xf32>) {
-  %f = uop.flip %a [0] : tensor<4xf32> -> tensor<4xf32>
-  %s = uop.add %a, %f : tensor<4xf32>
-  uop.sink %s : tensor<4xf32>
+func.func @read_twice(%a: memref<4xf32>, %out: memref<4xf32>) {
+  %c3 = arith.constant 3 : index
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %flip = arith.subi %c3, %i : index
+  %y = uop.index %a[%flip] : memref<4xf32>
+  %s = uop.add %x, %y : f32
+  %w = uop.store %s, %out[%i] : memref<4xf32>
+  %done = uop.end %w over(%i) : memref<4xf32>
+  uop.sink %done : memref<4xf32>
   return
 }
 
@@ -114,9 +150,13 @@ func.func @read_twice(%a: tensor<4xf32>) {
 // CHECK: uop.end %[[W]] over(%[[I]], %[[J]])
 // CHECK-LABEL: func.func @iota
 // CHECK-NEXT: uop.launch @E_2_3(%{{.*}}) : memref<2x3xi32>
-func.func @iota() {
-  %i = uop.iota 1 : tensor<2x3xi32>
-  uop.sink %i : tensor<2x3xi32>
+func.func @iota(%out: memref<2x3xi32>) {
+  %i = uop.range loop 2 id 0
+  %j = uop.range loop 3 id 1
+  %v = arith.index_cast %j : index to i32
+  %w = uop.store %v, %out[%i, %j] : memref<2x3xi32>
+  %done = uop.end %w over(%i, %j) : memref<2x3xi32>
+  uop.sink %done : memref<2x3xi32>
   return
 }
 
@@ -132,10 +172,18 @@ func.func @iota() {
 // CHECK-NEXT: uop.launch @E_4(%[[N]], %[[A]])
 // CHECK-NEXT: uop.launch @E_4n1(%[[E]], %[[N]])
 // CHECK-NEXT: uop.sink %[[N]], %[[E]]
-func.func @two_outputs(%a: tensor<4xf32>) {
-  %n = uop.neg %a : tensor<4xf32>
-  %e = uop.exp2 %n : tensor<4xf32>
-  uop.sink %n, %e : tensor<4xf32>, tensor<4xf32>
+func.func @two_outputs(%a: memref<4xf32>, %first: memref<4xf32>, %second: memref<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %n = uop.neg %x : f32
+  %w = uop.store %n, %first[%i] : memref<4xf32>
+  %first_done = uop.end %w over(%i) : memref<4xf32>
+  %j = uop.range loop 4 id 1
+  %y = uop.index %first_done[%j] : memref<4xf32>
+  %e = uop.exp2 %y : f32
+  %w2 = uop.store %e, %second[%j] : memref<4xf32>
+  %second_done = uop.end %w2 over(%j) : memref<4xf32>
+  uop.sink %first_done, %second_done : memref<4xf32>, memref<4xf32>
   return
 }
 
@@ -154,10 +202,15 @@ func.func @two_outputs(%a: tensor<4xf32>) {
 // CHECK-LABEL: func.func @sum_neg
 // CHECK-NEXT: uop.launch @r_8(
 // CHECK-NOT: uop.launch
-func.func @sum_neg(%a: tensor<8xf32>) {
-  %r = uop.reduce add %a [0] : tensor<8xf32> -> tensor<1xf32>
-  %n = uop.neg %r : tensor<1xf32>
-  uop.sink %n : tensor<1xf32>
+func.func @sum_neg(%a: memref<8xf32>, %out: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %k = uop.range reduce 8 id 0
+  %x = uop.index %a[%k] : memref<8xf32>
+  %sum = uop.range_reduce add %x over(%k) : f32
+  %n = uop.neg %sum : f32
+  %w = uop.store %n, %out[%c0] : memref<1xf32>
+  %done = uop.end %w over() : memref<1xf32>
+  uop.sink %done : memref<1xf32>
   return
 }
 
@@ -170,8 +223,14 @@ func.func @sum_neg(%a: tensor<8xf32>) {
 // CHECK-DAG: uop.range reduce 8 id 1
 // CHECK-LABEL: func.func @reduce_all
 // CHECK: uop.launch @r_4_8(
-func.func @reduce_all(%a: tensor<4x8xf32>) {
-  %r = uop.reduce add %a [0, 1] : tensor<4x8xf32> -> tensor<1x1xf32>
-  uop.sink %r : tensor<1x1xf32>
+func.func @reduce_all(%a: memref<4x8xf32>, %out: memref<1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %k0 = uop.range reduce 4 id 0
+  %k1 = uop.range reduce 8 id 1
+  %x = uop.index %a[%k0, %k1] : memref<4x8xf32>
+  %sum = uop.range_reduce add %x over(%k0, %k1) : f32
+  %w = uop.store %sum, %out[%c0, %c0] : memref<1x1xf32>
+  %done = uop.end %w over() : memref<1x1xf32>
+  uop.sink %done : memref<1x1xf32>
   return
 }

@@ -1,207 +1,214 @@
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize)' | FileCheck %s
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize,pytc-lower-kernels,canonicalize,cse)' | FileCheck %s --check-prefix=LOWER
-// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-rangeify,canonicalize,cse,pytc-fuse,canonicalize,cse,pytc-bufferize,pytc-split-kernels,pytc-vectorize{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize | FileCheck %s
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 
 // explain=1 prints each kernel's choice, in the order of the chunks below.
-// EXPLAIN: pytc-vectorize: r_8_16_4: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
-// EXPLAIN-NEXT: pytc-vectorize: r_10_3: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
-// EXPLAIN-NEXT: pytc-vectorize: r_4_16: scalar loops
-// EXPLAIN-NEXT: pytc-vectorize: r_6_5_3: scalar loops
-// EXPLAIN-NEXT: pytc-vectorize: r_4_16_8: {{.*}}'unroll': 1}
-// EXPLAIN-NEXT: pytc-vectorize: r_4_32_32: {{.*}}'stream': 1}
-// EXPLAIN-NEXT: pytc-vectorize: r_4_16_16_16: {{.*}}'stream': 1}
-// EXPLAIN-NEXT: pytc-vectorize: r_4_16_8_8_8: {{.*}}'unroll': 1}
+// EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: shifted_sum: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: row_sum: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: prologue: {{.*}}'unroll': 1}
+// EXPLAIN-NEXT: pytc-vectorize: sub_row_max: {{.*}}'stream': 1}
+// EXPLAIN-NEXT: pytc-vectorize: softmax: {{.*}}'stream': 1}
+// EXPLAIN-NEXT: pytc-vectorize: softmax_matmul: {{.*}}'unroll': 1}
+// EXPLAIN-NEXT: pytc-vectorize: cosine: {{.*}}'stream': 1}
 
-// A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (which b does not
-// depend on) by 2 vectors of 8 lanes of j are computed at once, the 8 accumulators loop-carried through k.
-// The b panel shared by the group of row blocks is packed once into a contiguous buffer.
-// CHECK-LABEL: func.func @r_8_16_4(
+// A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (range id 0, which b does not
+// depend on: the upcast range) by 2 vectors of 8 lanes of j at once; i's 8 rows make 2 blocks, one group sharing one
+// b panel, packed once into a contiguous buffer.
+// CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
-// LOWER-LABEL: func.func @r_8_16_4(
-// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8x4xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<4x16xf32>
-// LOWER-SAME: pytc.extent = 1 : i64
-// LOWER: %[[PANEL:.*]] = memref.alloca() : memref<4x16xf32>
-// LOWER: scf.parallel
-// LOWER: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step
-// LOWER-NEXT: %[[V:.*]] = vector.load %[[B]][%[[KP]], %{{.*}}] : memref<4x16xf32>, vector<8xf32>
-// LOWER-NEXT: vector.store %[[V]], %[[PANEL]][%[[KP]], %{{.*}}]
-// LOWER: scf.for %[[BLOCK:.*]] = %{{.*}} to %{{.*}} step
-// LOWER: %[[ACCS:.*]]:8 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
-// LOWER: %[[AK:.*]] = memref.load %[[A]][%{{.*}}, %[[K]]]
-// LOWER-NEXT: %[[ABC:.*]] = vector.broadcast %[[AK]] : f32 to vector<8xf32>
-// LOWER-NEXT: %[[BK:.*]] = vector.load %[[PANEL]][%[[K]], %{{.*}}]
-// LOWER-NEXT: math.fma %[[ABC]], %[[BK]], %{{.*}} : vector<8xf32>
-// LOWER-COUNT-7: math.fma
-// LOWER: scf.yield
-// LOWER-COUNT-8: vector.store %[[ACCS]]#{{[0-7]}}, %[[OUT]]
-func.func @matmul(%a: tensor<8x4xf32>, %b: tensor<4x16xf32>) {
-  %x = uop.reshape %a : tensor<8x4xf32> -> tensor<8x1x4xf32>
-  %xe = uop.expand %x : tensor<8x1x4xf32> -> tensor<8x16x4xf32>
-  %bt = uop.permute %b [1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
-  %y = uop.reshape %bt : tensor<16x4xf32> -> tensor<1x16x4xf32>
-  %ye = uop.expand %y : tensor<1x16x4xf32> -> tensor<8x16x4xf32>
-  %m = uop.mul %xe, %ye : tensor<8x16x4xf32>
-  %s = uop.reduce add %m [2] : tensor<8x16x4xf32> -> tensor<8x16x1xf32>
-  %r = uop.reshape %s : tensor<8x16x1xf32> -> tensor<8x16xf32>
-  uop.sink %r : tensor<8x16xf32>
+func.func @matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<8x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
   return
 }
 
 // -----
 
-// Shifted windows of a padded row, summed over rows: reads along j are gated by the padding, so they become
-// masked vector loads. 10 outputs are two blocks of 8, the second moved back to end at 10 (overlapping).
-// CHECK-LABEL: func.func @r_10_3(
+// Shifted windows of a padded row (x[k, j - 1] + x[k, j + 1], zero outside), summed over rows k: the reads along j
+// are contiguous, gated by the padding (masks in the vector code); no other output range, so no upcast and no panel.
+// CHECK-LABEL: func.func @shifted_sum(
 // CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
-// LOWER-LABEL: func.func @r_10_3(
-// LOWER-SAME: pytc.extent = 2 : i64
-// LOWER: scf.parallel (%[[J:.*]]) =
-// LOWER: %[[START:.*]] = arith.muli %[[J]], %{{.*}} : index
-// LOWER-NEXT: %[[CLAMPED:.*]] = arith.minsi %[[START]], %{{.*}} : index
-// LOWER: scf.for {{.*}} -> (vector<8xf32>)
-// LOWER-COUNT-2: vector.maskedload
-// LOWER: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %[[CLAMPED]]] : memref<1x10xf32>, vector<8xf32>
-func.func @shifted_sum(%a: tensor<3x10xf32>) {
-  %p = uop.pad %a low [0, 1] high [0, 1] : tensor<3x10xf32> -> tensor<3x12xf32>
-  %w0 = uop.shrink %p [0, 0] to [3, 10] : tensor<3x12xf32> -> tensor<3x10xf32>
-  %w1 = uop.shrink %p [0, 2] to [3, 12] : tensor<3x12xf32> -> tensor<3x10xf32>
-  %w = uop.add %w0, %w1 : tensor<3x10xf32>
-  %s = uop.reduce add %w [0] : tensor<3x10xf32> -> tensor<1x10xf32>
-  uop.sink %s : tensor<1x10xf32>
+func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes {pytc.kernel} {
+  %minus1 = arith.constant -1 : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %zero = uop.const 0.000000e+00 : f32
+  %j = uop.range loop 10 id 0
+  %k = uop.range reduce 3 id 1
+  %left = arith.addi %j, %minus1 : index
+  %left_low = arith.cmpi sge, %left, %c0 : index
+  %left_high = arith.cmpi sle, %left, %c9 : index
+  %left_in = arith.andi %left_low, %left_high : i1
+  %l = uop.index %x[%k, %left] if %left_in : memref<3x10xf32>
+  %l0 = uop.where %left_in, %l, %zero : f32
+  %right = arith.addi %j, %c1 : index
+  %right_low = arith.cmpi sge, %right, %c0 : index
+  %right_high = arith.cmpi sle, %right, %c9 : index
+  %right_in = arith.andi %right_low, %right_high : i1
+  %r = uop.index %x[%k, %right] if %right_in : memref<3x10xf32>
+  %r0 = uop.where %right_in, %r, %zero : f32
+  %both = uop.add %l0, %r0 : f32
+  %s = uop.range_reduce add %both over(%k) : f32
+  %w = uop.store %s, %out[%c0, %j] : memref<1x10xf32>
+  %e = uop.end %w over(%j) : memref<1x10xf32>
   return
 }
 
 // -----
 
-// A row sum reads along its reduce range, not along an output range; an output range narrower than the
-// lanes is not vectorized either.
-// CHECK-LABEL: func.func @r_4_16(
+// A row sum reads along its reduce range, not along an output range; an output range (5) narrower than the lanes
+// is not vectorized either.
+// CHECK-LABEL: func.func @row_sum(
 // CHECK-NOT: pytc.vector
-// CHECK-LABEL: func.func @r_6_5_3(
+// CHECK-LABEL: func.func @narrow_matmul(
 // CHECK-NOT: pytc.vector
-// CHECK-LABEL: func.func @not_vectorized(
-func.func @not_vectorized(%a: tensor<4x16xf32>, %b: tensor<6x3xf32>, %c: tensor<3x5xf32>) {
-  %s = uop.reduce add %a [1] : tensor<4x16xf32> -> tensor<4x1xf32>
-  %x = uop.reshape %b : tensor<6x3xf32> -> tensor<6x1x3xf32>
-  %xe = uop.expand %x : tensor<6x1x3xf32> -> tensor<6x5x3xf32>
-  %ct = uop.permute %c [1, 0] : tensor<3x5xf32> -> tensor<5x3xf32>
-  %y = uop.reshape %ct : tensor<5x3xf32> -> tensor<1x5x3xf32>
-  %ye = uop.expand %y : tensor<1x5x3xf32> -> tensor<6x5x3xf32>
-  %m = uop.mul %xe, %ye : tensor<6x5x3xf32>
-  %r = uop.reduce add %m [2] : tensor<6x5x3xf32> -> tensor<6x5x1xf32>
-  uop.sink %s, %r : tensor<4x1xf32>, tensor<6x5x1xf32>
+// CHECK: return
+func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 16 id 1
+  %v = uop.index %x[%i, %k] : memref<4x16xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
+  return
+}
+func.func @narrow_matmul(%out: memref<6x5x1xf32>, %a: memref<6x3xf32>, %b: memref<3x5xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 6 id 0
+  %j = uop.range loop 5 id 1
+  %k = uop.range reduce 3 id 2
+  %x = uop.index %a[%i, %k] : memref<6x3xf32>
+  %y = uop.index %b[%k, %j] : memref<3x5xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j, %c0] : memref<6x5x1xf32>
+  %e = uop.end %w over(%i, %j) : memref<6x5x1xf32>
   return
 }
 
 // -----
 
-// Work in the body that does not depend on j (exp2(sin(a[i, k])), fused into the matmul) is computed once
-// per row as vectors along k, 8 steps of k at once; each step takes its lane.
-// CHECK-LABEL: func.func @r_4_16_8(
+// Work in the body that does not depend on j (exp2(sin(a[i, k])) times b[k, j]) weighs enough to be computed as
+// vectors along k, 8 steps of k at once (k's 8 divides by the lanes): unroll.
+// CHECK-LABEL: func.func @prologue(
 // CHECK-SAME: unroll = 1 : i64
-// LOWER-LABEL: func.func @r_4_16_8(
-// LOWER-SAME: %{{[a-z0-9]+}}: memref<4x16x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32>
-// LOWER: %[[AK:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<4x8xf32>, vector<8xf32>
-// LOWER: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
-// LOWER: %[[LANE:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
-// LOWER-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[LANE]] : f32 to vector<8xf32>
-// LOWER: math.fma %[[SPLAT]]
-func.func @prologue(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
-  %s = uop.sin %a : tensor<4x8xf32>
-  %e = uop.exp2 %s : tensor<4x8xf32>
-  %x = uop.reshape %e : tensor<4x8xf32> -> tensor<4x1x8xf32>
-  %xe = uop.expand %x : tensor<4x1x8xf32> -> tensor<4x16x8xf32>
-  %bt = uop.permute %b [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
-  %y = uop.reshape %bt : tensor<16x8xf32> -> tensor<1x16x8xf32>
-  %ye = uop.expand %y : tensor<1x16x8xf32> -> tensor<4x16x8xf32>
-  %m = uop.mul %xe, %ye : tensor<4x16x8xf32>
-  %r = uop.reduce add %m [2] : tensor<4x16x8xf32> -> tensor<4x16x1xf32>
-  uop.sink %r : tensor<4x16x1xf32>
+func.func @prologue(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x16xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 8 id 2
+  %x = uop.index %a[%i, %k] : memref<4x8xf32>
+  %sine = uop.sin %x : f32
+  %scaled = uop.exp2 %sine : f32
+  %y = uop.index %b[%k, %j] : memref<8x16xf32>
+  %p = uop.mul %scaled, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j, %c0] : memref<4x16x1xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16x1xf32>
   return
 }
 
 // -----
 
-// Elementwise work along j whose reduction varies only with the row (a fused row max): stream mode.
-// The max runs as scalar loops once per row, before the loop over blocks of j; loads and stores are
-// vectors, the stores aligned to the vector (the row is a multiple of the lanes).
-// CHECK-LABEL: func.func @r_4_32_32(
+// Elementwise work along j whose reduction varies only with the row (x - the row max): stream mode, 2 vectors of
+// 8 lanes along the row of 32.
+// CHECK-LABEL: func.func @sub_row_max(
 // CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}
-// LOWER-LABEL: func.func @r_4_32_32(
-// LOWER-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
-// LOWER: scf.parallel (%[[I:[a-z0-9]+]]) =
-// LOWER-NEXT: %[[MAX:.*]]:2 = scf.for
-// LOWER: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1
-// LOWER-NEXT: scf.for %[[B:[a-z0-9]+]] =
-// LOWER: %[[X:.*]] = vector.load %[[IN]][%[[I]], %{{.*}}] : memref<4x32xf32>, vector<8xf32>
-// LOWER: vector.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] {alignment = 32 : i64} : memref<4x32xf32>, vector<8xf32>
-func.func @sub_row_max(%a: tensor<4x32xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x32xf32> -> tensor<4x1xf32>
-  %e = uop.expand %m : tensor<4x1xf32> -> tensor<4x32xf32>
-  %n = uop.neg %e : tensor<4x32xf32>
-  %s = uop.add %a, %n : tensor<4x32xf32>
-  uop.sink %s : tensor<4x32xf32>
+func.func @sub_row_max(%out: memref<4x32xf32>, %x: memref<4x32xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 32 id 1
+  %k = uop.range reduce 32 id 2
+  %v = uop.index %x[%i, %j] : memref<4x32xf32>
+  %row = uop.index %x[%i, %k] : memref<4x32xf32>
+  %m = uop.range_reduce max %row over(%k) : f32
+  %n = uop.neg %m : f32
+  %d = uop.add %v, %n : f32
+  %w = uop.store %d, %out[%i, %j] : memref<4x32xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x32xf32>
   return
 }
 
 // -----
 
-// Softmax in one kernel: the sum's body is the output's numerator along the row, so the sum runs as vector
-// code that keeps each exponential in a row buffer, and the loop along the row reads them back instead of
-// computing them again.
-// LOWER-LABEL: func.func @r_4_16_16_16(
-// LOWER: %[[ROW:.*]] = memref.alloca() : memref<16xf32>
-// LOWER: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args({{.*}}) -> (vector<8xf32>)
-// LOWER: math.floor
-// LOWER: vector.store %[[E:.*]], %[[ROW]][%[[K]]] : memref<16xf32>, vector<8xf32>
-// LOWER: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
-// LOWER-NOT: math.floor
-// LOWER: vector.load %[[ROW]][%{{.*}}] : memref<16xf32>, vector<8xf32>
-// LOWER-NOT: math.floor
-// LOWER: return
-func.func @softmax(%a: tensor<4x16xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x16xf32> -> tensor<4x1xf32>
-  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x16xf32>
-  %n = uop.neg %me : tensor<4x16xf32>
-  %d = uop.add %a, %n : tensor<4x16xf32>
-  %e = uop.exp2 %d : tensor<4x16xf32>
-  %s = uop.reduce add %e [1] : tensor<4x16xf32> -> tensor<4x1xf32>
-  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x16xf32>
-  %r = uop.recip %se : tensor<4x16xf32>
-  %o = uop.mul %e, %r : tensor<4x16xf32>
-  uop.sink %o : tensor<4x16xf32>
+// Softmax in one kernel (exp2(x - max) / sum(exp2(x - max)) along the row): its reductions vary only with the row,
+// so stream mode as well.
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME: stream = 1 : i64
+func.func @softmax(%out: memref<4x16xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %km = uop.range reduce 16 id 2
+  %ks = uop.range reduce 16 id 3
+  %row = uop.index %x[%i, %km] : memref<4x16xf32>
+  %m = uop.range_reduce max %row over(%km) : f32
+  %n = uop.neg %m : f32
+  %v = uop.index %x[%i, %j] : memref<4x16xf32>
+  %d = uop.add %v, %n : f32
+  %numerator = uop.exp2 %d : f32
+  %vs = uop.index %x[%i, %ks] : memref<4x16xf32>
+  %ds = uop.add %vs, %n : f32
+  %es = uop.exp2 %ds : f32
+  %sum = uop.range_reduce add %es over(%ks) : f32
+  %r = uop.recip %sum : f32
+  %o = uop.mul %numerator, %r : f32
+  %w = uop.store %o, %out[%i, %j] : memref<4x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16xf32>
   return
 }
 
 // -----
 
-// Attention's shape: a row softmax feeding a matmul. pytc-fuse moves the row max and sum into the matmul
-// kernel; the register-blocked kernel computes them once per tile row (scalar loops), before the loop that
-// accumulates the 4 x 2 output vectors.
-// CHECK-LABEL: func.func @r_4_16_8_8_8(
+// Attention's shape: a row softmax (its max and sum vary only with the row i) feeding a matmul along j. The tile
+// reduction's body has much work independent of j: unroll along k.
+// CHECK-LABEL: func.func @softmax_matmul(
 // CHECK-SAME: unroll = 1 : i64
-// LOWER-LABEL: func.func @r_4_16_8_8_8(
-// LOWER-COUNT-4: scf.for {{.*}} -> (f32, i1)
-// LOWER: math.fma {{.*}} : vector<8xf32>
-// LOWER-NOT: -> (f32, i1)
-// LOWER: return
-func.func @softmax_matmul(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
-  %m = uop.reduce max %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %me = uop.expand %m : tensor<4x1xf32> -> tensor<4x8xf32>
-  %n = uop.neg %me : tensor<4x8xf32>
-  %d = uop.add %a, %n : tensor<4x8xf32>
-  %e = uop.exp2 %d : tensor<4x8xf32>
-  %s = uop.reduce add %e [1] : tensor<4x8xf32> -> tensor<4x1xf32>
-  %se = uop.expand %s : tensor<4x1xf32> -> tensor<4x8xf32>
-  %r = uop.recip %se : tensor<4x8xf32>
-  %p = uop.mul %e, %r : tensor<4x8xf32>
-  %x = uop.reshape %p : tensor<4x8xf32> -> tensor<4x1x8xf32>
-  %xe = uop.expand %x : tensor<4x1x8xf32> -> tensor<4x16x8xf32>
-  %bt = uop.permute %b [1, 0] : tensor<8x16xf32> -> tensor<16x8xf32>
-  %y = uop.reshape %bt : tensor<16x8xf32> -> tensor<1x16x8xf32>
-  %ye = uop.expand %y : tensor<1x16x8xf32> -> tensor<4x16x8xf32>
-  %mm = uop.mul %xe, %ye : tensor<4x16x8xf32>
-  %o = uop.reduce add %mm [2] : tensor<4x16x8xf32> -> tensor<4x16x1xf32>
-  uop.sink %o : tensor<4x16x1xf32>
+func.func @softmax_matmul(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x16xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 8 id 2
+  %km = uop.range reduce 8 id 3
+  %ks = uop.range reduce 8 id 4
+  %row = uop.index %a[%i, %km] : memref<4x8xf32>
+  %m = uop.range_reduce max %row over(%km) : f32
+  %n = uop.neg %m : f32
+  %vs = uop.index %a[%i, %ks] : memref<4x8xf32>
+  %ds = uop.add %vs, %n : f32
+  %es = uop.exp2 %ds : f32
+  %sum = uop.range_reduce add %es over(%ks) : f32
+  %r = uop.recip %sum : f32
+  %v = uop.index %a[%i, %k] : memref<4x8xf32>
+  %d = uop.add %v, %n : f32
+  %numerator = uop.exp2 %d : f32
+  %p = uop.mul %numerator, %r : f32
+  %y = uop.index %b[%k, %j] : memref<8x16xf32>
+  %py = uop.mul %p, %y : f32
+  %s = uop.range_reduce add %py over(%k) : f32
+  %w = uop.store %s, %out[%i, %j, %c0] : memref<4x16x1xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16x1xf32>
+  return
+}
+
+// -----
+
+// Elementwise cos along a row of 8: stream mode, one vector.
+// CHECK-LABEL: func.func @cosine(
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
+func.func @cosine(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %j = uop.range loop 8 id 0
+  %v = uop.index %x[%j] : memref<8xf32>
+  %c = uop.cos %v : f32
+  %w = uop.store %c, %out[%j] : memref<8xf32>
+  %e = uop.end %w over(%j) : memref<8xf32>
   return
 }

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pytc import Tensor
-from pytc.passes.scheduling.fuse import weight
+from pytc.passes.common.analysis import weight
 from pytc.realize import schedule
 
 MAX_OPS, MAX_BUFFERS = 2000, 16  # pytc-fuse's defaults, as the realize pipeline runs it
@@ -19,7 +19,7 @@ def rand(*shape: int) -> np.ndarray: return rng.random(shape, dtype=np.float32)
 def kernels(out: Tensor) -> list[tuple[str, int, int]]:
   """The name, op weight and number of buffers read of each kernel launched to realize `out` (a graph not seen before)."""
   scheduled = schedule([out.lazydata])[0]
-  assert scheduled.program is None, "the kernels of a new graph are not compiled yet"
+  assert not scheduled.executables, "the kernels of a new graph are not compiled yet"
   bodies = {op.attributes["sym_name"].value: op.regions[0].blocks[0] for op in scheduled.kernels.body.operations if "pytc.kernel" in op.attributes}
   return [(launch.kernel, weight([op.operation for op in bodies[launch.kernel].operations if op.operation.name not in ("uop.store", "uop.end")]),
            len(launch.args) - 1) for launch in scheduled.launches]

@@ -1,6 +1,7 @@
 """The on-disk kernel cache: reuse across processes, the off switch, and no way to make pytc load a library it did not write
 (replaced, planted or symlinked entries, untrusted folders, truncated files), concurrent writers and the bound on entries."""
 import ctypes
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -14,6 +15,10 @@ import numpy as np
 import pytest
 
 from pytc import Tensor, kernel_cache, realize
+from pytc.compilers.cpu import CPUCompiler
+from pytc.device import Device
+from pytc.runtime.device import Binary
+from pytc.runtime.target import host_cpu
 
 PROGRAM = """
 import numpy as np
@@ -21,7 +26,8 @@ from pytc import Tensor, realize
 x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
 out = (x.exp() * 2).sum(1).numpy()
 assert np.allclose(out, (np.exp(np.arange(6).reshape(2, 3)) * 2).sum(1), rtol=1e-5), out
-print("from_disk", all(s.program.from_disk for s in realize._schedules.values()))
+executables = [e for s in realize._schedules.values() for e in s.executables.values()]
+print("from_disk", bool(executables) and all(e.from_disk for e in executables))
 """
 
 
@@ -49,11 +55,12 @@ def test_cache_can_be_turned_off(tmp_path):
   assert not (tmp_path / "cache").exists()
 
 
-def test_the_key_depends_on_the_host_cpu(monkeypatch):
-  """A library JIT-compiled for one CPU's features is never loaded on another (it could hold instructions it lacks)."""
-  here = kernel_cache.cache_key("kernel ir", "lowering")
-  monkeypatch.setattr(kernel_cache, "cpu_features", lambda: ("Some Other CPU", "sse2"))
-  assert kernel_cache.cache_key("kernel ir", "lowering") != here
+def test_the_key_depends_on_the_host_cpu():
+  """A library JIT-compiled for one CPU's features is never loaded on another (it could hold instructions it lacks): its cache
+  key differs, and a device refuses a binary built for another target."""
+  other = dataclasses.replace(host_cpu(), features=("Some Other CPU", "sse2"))
+  assert CPUCompiler(other).cache_key("kernel ir") != CPUCompiler(host_cpu()).cache_key("kernel ir")
+  with pytest.raises(ValueError, match="not a binary built for"): Device["CPU"].program(Binary(other.cache_key(), b"", ()))
 
 
 @pytest.fixture
@@ -72,7 +79,8 @@ def compute(monkeypatch, columns: int) -> bool:
   monkeypatch.setattr(realize, "_schedules", {})
   x = np.linspace(-1, 1, 2 * columns, dtype=np.float32).reshape(2, columns)
   np.testing.assert_allclose((Tensor(x).exp() * 2).sum(1).numpy(), (np.exp(x) * 2).sum(1), rtol=1e-5)
-  return all(s.program.from_disk for s in realize._schedules.values())
+  executables = [e for s in realize._schedules.values() for e in s.executables.values()]
+  return bool(executables) and all(e.from_disk for e in executables)
 
 
 def index(folder: Path) -> dict[str, str]:
@@ -231,16 +239,10 @@ def test_a_cache_folder_path_that_is_a_file_means_no_disk_cache(tmp_path, cache,
   assert folder in kernel_cache._unusable and blocker.read_text() == "not a folder"
 
 
-@pytest.fixture
-def linked(monkeypatch) -> None:
-  """store() takes the library's bytes themselves (no C compiler, and fast enough for writers to overlap)."""
-  monkeypatch.setattr(kernel_cache, "link", lambda data: data)
-
-
 def key(name: str) -> str: return hashlib.sha256(name.encode()).hexdigest()
 
 
-def test_concurrent_writers_leave_a_whole_index(cache, linked):
+def test_concurrent_writers_leave_a_whole_index(cache):
   def writer(w: int) -> None:
     for i in range(40): kernel_cache.store(key(f"{w}.{i}"), f"library {i % 5}".encode())
   threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
@@ -251,7 +253,7 @@ def test_concurrent_writers_leave_a_whole_index(cache, linked):
   assert len(list(cache.glob("*.so"))) == 5 and not list(cache.glob(".*"))
 
 
-def test_the_bound_on_entries_drops_the_oldest_and_their_unused_libraries(cache, monkeypatch, linked):
+def test_the_bound_on_entries_drops_the_oldest_and_their_unused_libraries(cache, monkeypatch):
   monkeypatch.setenv("PYTC_CACHE_ENTRIES", "3")
   for name, library in [("k0", b"a"), ("k1", b"b"), ("k2", b"c"), ("k3", b"a"), ("k4", b"d")]: kernel_cache.store(key(name), library)
   assert index(cache) == {key("k2"): sha256_of(b"c"), key("k3"): sha256_of(b"a"), key("k4"): sha256_of(b"d")}

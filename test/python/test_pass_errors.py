@@ -121,9 +121,14 @@ def test_pipeline_is_checked_before_the_input_is_read(capsys, tmp_path):
 
 
 def test_compiler_pipelines_still_parse():
-  from pytc.compiler import CPU_PIPELINE, KERNEL_PIPELINE, SCHEDULE_PIPELINE
+  from dataclasses import replace
+
+  from pytc.compiler import SCHEDULE_PIPELINE
+  from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
+  from pytc.runtime.target import host_cpu
+  targets = [host_cpu(), replace(host_cpu(), vector_lanes=16, vector_registers=32), replace(host_cpu(), vector_lanes=8, vector_registers=16)]
   with context() as ctx:
-    for pipeline in (SCHEDULE_PIPELINE, KERNEL_PIPELINE, CPU_PIPELINE): pass_manager(pipeline, ctx)
+    for pipeline in (SCHEDULE_PIPELINE, *map(kernel_pipeline, targets), LLVM_PIPELINE): pass_manager(pipeline, ctx)
 
 
 INVALID = sorted((Path(__file__).parents[1] / "passes").glob("*-invalid.mlir"))

@@ -7,9 +7,14 @@ import struct
 import numpy as np
 import pytest
 
-from pytc import Tensor, dtypes, kernel_cache
+from pytc import Tensor, dtypes, kernel_cache, realize
 from pytc.cli import main
+from pytc.compilers.cpu import CPUCompiler
+from pytc.device import Device
 from pytc.nn.state import safe_load, safe_save
+from pytc.runtime.device import Binary
+from pytc.runtime.ops_cpu import elf_problem, load_library
+from pytc.runtime.target import host_cpu
 
 
 def safetensors(header: object, data: bytes = b"") -> bytes:
@@ -98,18 +103,37 @@ def cache_entry(folder) -> tuple[str, object]:
   return key, folder / f"{digest}.so"
 
 
+def truncate_entry(folder) -> tuple[str, object, bytes]:
+  """Replace the only entry's library by its first three quarters, indexed under their own digest (the checksum holds)."""
+  key, library = cache_entry(folder)
+  truncated = library.read_bytes()[:library.stat().st_size * 3 // 4]
+  (library := folder / f"{hashlib.sha256(truncated).hexdigest()}.so").write_bytes(truncated)
+  (folder / "index").write_text(f"{key} {library.stem}\n")
+  return key, library, truncated
+
+
 def test_a_truncated_library_indexed_with_its_own_digest_is_never_loaded(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(21)
   key, library = cache_entry(tmp_path)
-  assert kernel_cache.load(key, []) is not None  # the intact entry loads
-  truncated = library.read_bytes()[:library.stat().st_size * 3 // 4]
-  (library := tmp_path / f"{hashlib.sha256(truncated).hexdigest()}.so").write_bytes(truncated)
-  (tmp_path / "index").write_text(f"{key} {library.stem}\n")
+  check = CPUCompiler(host_cpu()).check
+  assert kernel_cache.load(key, check) == library.read_bytes()  # the intact entry loads
+  key, library, truncated = truncate_entry(tmp_path)
 
   def refuse(*args, **kwargs): raise AssertionError("an invalid library reached dlopen")
   monkeypatch.setattr(ctypes, "CDLL", refuse)
-  assert kernel_cache.load(key, []) is None and not library.exists()
+  with pytest.raises(ValueError, match="not a loadable CPU binary: section headers past the end"): load_library(truncated)
+  with pytest.raises(ValueError, match="not a loadable CPU binary"): Device["CPU"].program(Binary(host_cpu().cache_key(), truncated, ()))
+  assert kernel_cache.load(key, check) is None and not library.exists()  # the compiler's check drops the entry
+
+
+def test_a_truncated_library_indexed_with_its_own_digest_is_rebuilt(tmp_path, monkeypatch):
+  monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
+  realize_something_new(23)
+  _, library, _ = truncate_entry(tmp_path)
+  monkeypatch.setattr(realize, "_schedules", {})
+  realize_something_new(23)  # compiled afresh: the damaged entry neither loads nor stays
+  assert not library.exists() and elf_problem(cache_entry(tmp_path)[1].read_bytes()) is None
 
 
 def test_a_library_that_disagrees_with_its_digest_is_dropped(tmp_path, monkeypatch):
@@ -118,4 +142,4 @@ def test_a_library_that_disagrees_with_its_digest_is_dropped(tmp_path, monkeypat
   key, library = cache_entry(tmp_path)
   data = library.read_bytes()
   library.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit flipped
-  assert kernel_cache.load(key, []) is None and not library.exists()
+  assert kernel_cache.load(key) is None and not library.exists()

@@ -1,7 +1,9 @@
-"""The CPU HCQ queue: packet encoding, ordering through signals, asynchrony and timeouts."""
+"""The CPU HCQ queue: packet encoding, launches of a loaded program's kernels, copies, ordering through signals, asynchrony
+and timeouts; the CPU allocator."""
 import ctypes
 import threading
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,48 +12,44 @@ from mlir import ir
 from pytc.compiler import compile_kernels, context, schedule_graph
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
+from pytc.helpers import getenv
 from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
 from pytc.runtime.hcq import Op, decode
-from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, Kernargs
+from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, CPUKernel, Kernargs
 
-_programs = {}  # the JIT'd code lives as long as its program
+_executables = {}  # the compiled code lives as long as its program
 
 
-def add_one_kernel(n: int) -> int:
-  """The entry of a compiled `out = x + 1` over n float32; its arguments are (out, x, 0, extent(n))."""
-  if n not in _programs:
+def add_one_kernel(n: int) -> CPUKernel:
+  """The loaded kernel of a compiled `out = x + 1` over n float32: its buffers are (out, x), then [0, extent) (its whole range)."""
+  if n not in _executables:
     x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
     graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
     with context(), ir.Location.unknown():
       scheduled = schedule_graph(to_mlir([graph], (x,), f"add_one_{n}"), f"add_one_{n}", 1)
-      _programs[n] = (compile_kernels(scheduled), scheduled.launches[0].kernel)
-  program, kernel = _programs[n]
-  return program.entries[kernel]
+      _executables[n] = (compile_kernels(scheduled, CPUDevice()), scheduled.launches[0].kernel)
+  executable, name = _executables[n]
+  return executable.program.kernels[name]
 
 
-def extent(n: int) -> int:
-  """The full range of the add-one kernel over n elements (its last two arguments run over [0, extent))."""
-  program, kernel = _programs[n]
-  return program.extents[kernel]
-
-
-def float_buffer(values) -> CPUBuffer:
-  array = np.asarray(values, dtype=np.float32)
-  buffer = CPUBuffer(array.nbytes)
-  buffer.copyin(array.tobytes())
+def float_buffer(device: CPUDevice, values) -> CPUBuffer:
+  array = np.ascontiguousarray(values, dtype=np.float32)
+  device.allocator.copyin(buffer := device.allocator.alloc(array.nbytes), memoryview(array).cast("B"))
   return buffer
 
 
-def read(buffer: CPUBuffer) -> np.ndarray: return np.frombuffer(buffer.copyout(), dtype=np.float32)
+def read(device: CPUDevice, buffer: CPUBuffer) -> np.ndarray:
+  device.allocator.copyout(memoryview(host := bytearray(buffer.nbytes)), buffer)
+  return np.frombuffer(host, dtype=np.float32)
 
 
 def test_packets_round_trip():
-  signal = Signal()
-  q = HWQueue().timestamp(signal).exec(0x1000, 0x2000, (4, 1, 1), (1, 1, 1)).memory_barrier().wait(signal, 3).signal(signal, 7)
+  signal, kernel, args = Signal(), SimpleNamespace(entry=0x1000), SimpleNamespace(address=0x2000, global_size=(4, 1, 1), local_size=(2, 1, 1))
+  q = HWQueue().timestamp(signal).exec(kernel, args).memory_barrier().copy(0x3000, 0x4000, 96).wait(signal, 3).signal(signal, 7)
   packets = list(decode(q.bytes()))
-  assert [p.op for p in packets] == [Op.TIMESTAMP, Op.EXEC, Op.BARRIER, Op.WAIT, Op.SIGNAL]
-  assert packets[1].fields == (0x1000, 0x2000, 4, 1, 1, 1, 1, 1)
-  assert packets[3].fields == (signal.address, 3) and packets[4].fields == (signal.address, 7)
+  assert [p.op for p in packets] == [Op.TIMESTAMP, Op.EXEC, Op.BARRIER, Op.COPY, Op.WAIT, Op.SIGNAL]
+  assert packets[1].fields == (0x1000, 0x2000, 4, 1, 1, 2, 1, 1) and packets[3].fields == (0x3000, 0x4000, 96)
+  assert packets[4].fields == (signal.address, 3) and packets[5].fields == (signal.address, 7)
 
 
 @pytest.mark.parametrize("corrupt, message", [(lambda b: b[:-3], "bad size"), (lambda b: b"\x63" + b[1:], "unknown opcode"),
@@ -61,34 +59,35 @@ def test_malformed_command_buffer_is_rejected(corrupt, message):
 
 
 def test_exec_signal_and_timestamps():
-  device, entry = CPUDevice(), add_one_kernel(4)
-  x, out = float_buffer([1, 2, 3, 4]), CPUBuffer(16)
-  args, began, ended, done = Kernargs([out.address, x.address, 0, extent(4)]), device.new_signal(), device.new_signal(), device.new_signal()
-  device.queue().timestamp(began).exec(entry, args.address).timestamp(ended).signal(done, 1).submit(device.compute)
+  device, kernel = CPUDevice(), add_one_kernel(4)
+  x, out = float_buffer(device, [1, 2, 3, 4]), device.allocator.alloc(16)
+  args, began, ended, done = kernel.args([out, x]), device.new_signal(), device.new_signal(), device.new_signal()
+  assert Kernargs.values_at(args.address) == [out.address, x.address, 0, kernel.extent] and args.global_size == (1, 1, 1)  # small: not split
+  device.queue().timestamp(began).exec(kernel, args).timestamp(ended).signal(done, 1).submit(device)
   done.wait(1, timeout=10)
-  assert read(out).tolist() == [2, 3, 4, 5]
+  assert read(device, out).tolist() == [2, 3, 4, 5]
   assert 0 < began.timestamp_ns <= ended.timestamp_ns
 
 
 def test_two_command_buffers_ordered_by_wait_and_signal():
   """The first-submitted buffer waits for a signal that the second one sets, so it runs second."""
   producer, consumer = CPUDevice(), CPUDevice()
-  entry = add_one_kernel(4)
-  x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
+  kernel = add_one_kernel(4)
+  x, y, z = float_buffer(producer, [0, 0, 0, 0]), producer.allocator.alloc(16), consumer.allocator.alloc(16)
   ready, done = producer.new_signal(), consumer.new_signal()
-  consume, produce = Kernargs([z.address, y.address, 0, extent(4)]), Kernargs([y.address, x.address, 0, extent(4)])
-  consumer.queue().wait(ready, 1).exec(entry, consume.address).signal(done, 1).submit(consumer.compute)
+  consume, produce = kernel.args([z, y]), kernel.args([y, x])
+  consumer.queue().wait(ready, 1).exec(kernel, consume).signal(done, 1).submit(consumer)
   time.sleep(0.05)
   assert done.value == 0  # still waiting: y is not produced yet
-  producer.queue().exec(entry, produce.address).signal(ready, 1).submit(producer.compute)
+  producer.queue().exec(kernel, produce).signal(ready, 1).submit(producer)
   done.wait(1, timeout=10)
-  assert read(z).tolist() == [2, 2, 2, 2]  # z = (x + 1) + 1: the consumer saw the producer's result
+  assert read(consumer, z).tolist() == [2, 2, 2, 2]  # z = (x + 1) + 1: the consumer saw the producer's result
 
 
 def test_host_keeps_running_while_the_queue_executes():
   device = CPUDevice()
   gate, done = Signal(), device.new_signal()
-  device.queue().wait(gate, 1).signal(done, 1).submit(device.compute)
+  device.queue().wait(gate, 1).signal(done, 1).submit(device)
   host_work = sum(range(10000))  # the host is free while the queue is blocked on `gate`
   assert done.value == 0 and host_work == 49995000
   threading.Timer(0.02, lambda: setattr(gate, "value", 1)).start()
@@ -97,19 +96,19 @@ def test_host_keeps_running_while_the_queue_executes():
 
 
 def test_idle_queue_runs_a_buffer_at_once_and_a_busy_one_keeps_order():
-  device, entry = CPUDevice(), add_one_kernel(4)
-  x, y, z = float_buffer([0, 0, 0, 0]), CPUBuffer(16), CPUBuffer(16)
+  device, kernel = CPUDevice(), add_one_kernel(4)
+  x, y, z = float_buffer(device, [0, 0, 0, 0]), device.allocator.alloc(16), device.allocator.alloc(16)
   first, second, gate = device.new_signal(), device.new_signal(), device.new_signal()
-  produce, consume = Kernargs([y.address, x.address, 0, extent(4)]), Kernargs([z.address, y.address, 0, extent(4)])
-  device.queue().exec(entry, produce.address).signal(first, 1).submit(device.compute)
-  assert first.value == 1 and read(y).tolist() == [1, 1, 1, 1]  # idle queue, no WAIT: done on return
-  device.queue().wait(gate, 1).signal(first, 2).submit(device.compute)
-  device.queue().exec(entry, consume.address).signal(second, 1).submit(device.compute)
+  produce, consume = kernel.args([y, x]), kernel.args([z, y])
+  device.queue().exec(kernel, produce).signal(first, 1).submit(device)
+  assert first.value == 1 and read(device, y).tolist() == [1, 1, 1, 1]  # idle queue, no WAIT: done on return
+  device.queue().wait(gate, 1).signal(first, 2).submit(device)
+  device.queue().exec(kernel, consume).signal(second, 1).submit(device)
   time.sleep(0.05)
   assert first.value == 1 and second.value == 0  # queued behind the WAIT, not run on the host
   gate.value = 1
   second.wait(1, timeout=10)
-  assert first.value == 2 and read(z).tolist() == [2, 2, 2, 2]
+  assert first.value == 2 and read(device, z).tolist() == [2, 2, 2, 2]
 
 
 def test_host_wait_times_out_with_a_clear_error():
@@ -124,7 +123,7 @@ def test_queue_wait_timeout_stops_the_device(monkeypatch):
   try:
     device = CPUDevice()
     never, done = Signal(), device.new_signal()
-    device.queue().wait(never, 1).signal(done, 1).submit(device.compute)
+    device.queue().wait(never, 1).signal(done, 1).submit(device)
     with pytest.raises(DeviceError, match="WAIT on signal .* timed out"): done.wait(1, timeout=10)
   finally:
     monkeypatch.undo()
@@ -132,55 +131,108 @@ def test_queue_wait_timeout_stops_the_device(monkeypatch):
 
 
 def test_kernargs_layout():
-  args = Kernargs([0xAA, 0xBB])
+  args, buffer = Kernargs([0xAA, 0xBB]), CPUBuffer(8)
   words = (ctypes.c_uint64 * 5).from_address(args.address)
   assert words[0] == 2 and words[3:] == [0xAA, 0xBB]
   assert words[1] == args.address + 24 and words[2] == args.address + 32
-  args.set(1, 0xCC)
-  assert Kernargs.values_at(args.address) == [0xAA, 0xCC]
+  assert args.global_size == (1, 1, 1) and Kernargs([0xAA], 3).global_size == (3, 1, 1)
+  args.set(1, buffer)
+  assert Kernargs.values_at(args.address) == [0xAA, buffer.address]
 
 
 def test_a_launch_split_across_cores_computes_every_slice():
-  device, entry = CPUDevice(), add_one_kernel(4096)
-  x, out = float_buffer(np.arange(4096)), CPUBuffer(4096 * 4)
-  args, done = Kernargs([out.address, x.address, 0, extent(4096)]), device.new_signal()
-  device.queue().exec(entry, args.address, (3, 1, 1)).signal(done, 1).submit(device.compute)
+  device, kernel = CPUDevice(), add_one_kernel(4096)
+  x, out = float_buffer(device, np.arange(4096)), device.allocator.alloc(4096 * 4)
+  args, done = Kernargs([out.address, x.address, 0, kernel.extent], 3), device.new_signal()
+  device.queue().exec(kernel, args).signal(done, 1).submit(device)
   done.wait(1, timeout=10)
-  assert read(out).tolist() == list(np.arange(4096) + 1.0)
+  assert read(device, out).tolist() == list(np.arange(4096) + 1.0)
+
+
+@pytest.fixture
+def split_everything(monkeypatch):
+  """PYTC_SPLIT_BYTES=0: every launch's arguments spread it over the cores."""
+  monkeypatch.setenv("PYTC_SPLIT_BYTES", "0")
+  getenv.cache_clear()
+  yield
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+
+def test_kernel_args_split_a_launch_past_the_split_bytes(split_everything, monkeypatch):
+  device, kernel = CPUDevice(), add_one_kernel(4096)
+  monkeypatch.setattr(kernel.device, "cores", 5)  # split in 5 on any machine
+  x, out = float_buffer(device, np.arange(4096)), device.allocator.alloc(4096 * 4)
+  args, done = kernel.args([out, x]), device.new_signal()
+  assert args.global_size == (5, 1, 1) and Kernargs.values_at(args.address) == [out.address, x.address, 0, kernel.extent]
+  device.queue().exec(kernel, args).signal(done, 1).submit(device)
+  done.wait(1, timeout=10)
+  assert read(device, out).tolist() == list(np.arange(4096) + 1.0)
 
 
 def test_freed_buffers_are_reused_by_size():
-  device = CPUDevice()
-  first = device.alloc(4096)
-  device.free(first)
-  assert device.alloc(4096) is first and device.alloc(4096) is not first
-  assert device.alloc(64) is not first
+  allocator = CPUDevice().allocator
+  first = allocator.alloc(4096)
+  allocator.free(first)
+  assert allocator.alloc(4096) is first and allocator.alloc(4096) is not first
+  assert allocator.alloc(64) is not first
+
+
+def test_copy_packets_move_bytes_between_buffers_in_queue_order():
+  device, kernel = CPUDevice(), add_one_kernel(4)
+  x, y, z, w = float_buffer(device, [1, 2, 3, 4]), device.allocator.alloc(16), float_buffer(device, [9, 9, 9, 9]), float_buffer(device, [0] * 4)
+  gate, done, args = device.new_signal(), device.new_signal(), kernel.args([y, x])  # arguments live until the launch ran
+  # behind a WAIT (run by the queue's thread): y = x + 1, then y's bytes to z, then z's middle 8 bytes to w at offset 4
+  device.queue().wait(gate, 1).exec(kernel, args).copy(z.address, y.address, 16).copy(w.address + 4, z.address + 4, 8) \
+    .signal(done, 1).submit(device)
+  assert read(device, z).tolist() == [9, 9, 9, 9]  # not run yet
+  gate.value = 1
+  done.wait(1, timeout=10)
+  assert read(device, z).tolist() == [2, 3, 4, 5] and read(device, w).tolist() == [0, 3, 4, 0]
+  device.queue().copy(x.address, w.address, 16).signal(done, 2).submit(device)  # idle queue: done on return
+  assert done.value == 2 and read(device, x).tolist() == [0, 3, 4, 0]
+
+
+def test_allocator_copies_check_sizes():
+  allocator = CPUDevice().allocator
+  a, b, small = allocator.alloc(16), allocator.alloc(16), allocator.alloc(8)
+  allocator.copyin(a, memoryview(np.arange(4, dtype=np.float32)).cast("B"))
+  with pytest.raises(ValueError, match="copyin of 15 bytes into a 16-byte buffer"): allocator.copyin(a, memoryview(bytes(15)))
+  with pytest.raises(ValueError, match="copyin of 17 bytes into a 16-byte buffer"): allocator.copyin(a, memoryview(bytes(17)))
+  with pytest.raises(ValueError, match="copyout of a 16-byte buffer into 12 bytes"): allocator.copyout(memoryview(bytearray(12)), a)
+  with pytest.raises(ValueError, match="transfer of 16 bytes from a 16-byte buffer into a 8-byte one"): allocator.transfer(small, a, 16)
+  with pytest.raises(ValueError, match="transfer of 12 bytes from a 8-byte buffer into a 16-byte one"): allocator.transfer(b, small, 12)
+  allocator.copyin(b, memoryview(bytes(16)))
+  allocator.transfer(b, a, 8)  # the first 8 bytes only
+  allocator.copyout(memoryview(host := bytearray(16)), b)
+  assert np.frombuffer(host, np.float32).tolist() == [0, 1, 0, 0]
+  assert np.frombuffer(bytes(a.as_memoryview()), np.float32).tolist() == [0, 1, 2, 3]  # the failed copies wrote nothing
 
 
 def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
-  device, entry = CPUDevice(), add_one_kernel(4096)
-  buffers = [(float_buffer(np.arange(4096) * k), CPUBuffer(4096 * 4)) for k in range(2)]
-  args = [Kernargs([out.address, x.address, 0, extent(4096)]) for x, out in buffers]
+  device, kernel = CPUDevice(), add_one_kernel(4096)
+  buffers = [(float_buffer(device, np.arange(4096) * k), device.allocator.alloc(4096 * 4)) for k in range(2)]
+  args = [kernel.args([out, x]) for x, out in buffers]
 
   def launch(arg: Kernargs) -> None:
-    for _ in range(50): device.compute._split(entry, arg.address, 7)
+    for _ in range(50): device.compute._split(kernel.entry, arg.address, 7)
 
   threads = [threading.Thread(target=launch, args=(arg,)) for arg in args]
   for thread in threads: thread.start()
   for thread in threads: thread.join()
-  for k, (_, out) in enumerate(buffers): assert read(out).tolist() == list(np.arange(4096) * k + 1.0)
+  for k, (_, out) in enumerate(buffers): assert read(device, out).tolist() == list(np.arange(4096) * k + 1.0)
 
 
 def test_reset_drops_queued_buffers_and_moves_the_timeline(short_waits):
   device = CPUDevice()
   later, after = device.new_signal(), device.new_signal()
-  device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
-  device.queue().signal(later, 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device)
+  device.queue().signal(later, 1).signal(device.timeline, device.next_timeline_value()).submit(device)
   with pytest.raises(DeviceError, match=r"packet 0 \(WAIT\)"): device.synchronize(timeout=10)
   assert "timed out" in device.reset() and device.error is None
   assert later.value == 0 and device.timeline.value == device.timeline_value  # dropped, and counted as finished
   device.synchronize(timeout=10)
-  device.queue().signal(after, 1).signal(device.timeline, device.next_timeline_value()).submit(device.compute)
+  device.queue().signal(after, 1).signal(device.timeline, device.next_timeline_value()).submit(device)
   device.synchronize(timeout=10)
   assert after.value == 1 and later.value == 0
 
@@ -188,10 +240,10 @@ def test_reset_drops_queued_buffers_and_moves_the_timeline(short_waits):
 def test_submit_to_a_stopped_queue_raises_the_unreported_error_once():
   device = CPUDevice()
   done = device.new_signal()
-  device.compute.submit(b"\x63" + bytes(7))
-  with pytest.raises(DeviceError, match="unknown opcode 99"): device.queue().signal(done, 1).submit(device.compute)
+  device.submit(b"\x63" + bytes(7))
+  with pytest.raises(DeviceError, match="unknown opcode 99"): device.queue().signal(done, 1).submit(device)
   assert done.value == 0 and device.error is None
-  device.queue().signal(done, 2).submit(device.compute)
+  device.queue().signal(done, 2).submit(device)
   assert done.value == 2
 
 
@@ -199,10 +251,10 @@ def test_work_dropped_by_a_stop_is_reported_to_its_thread_after_another_thread_r
   device = CPUDevice()
   gate, submitted, reset_done, outcome = Signal(), threading.Event(), threading.Event(), []
   stops = HWQueue().wait(gate, 1).signal(device.timeline, device.next_timeline_value()).bytes() + b"\x63" + bytes(7)
-  device.compute.submit(stops)
+  device.submit(stops)
 
   def other_thread() -> None:
-    device.queue().signal(device.timeline, device.next_timeline_value()).submit(device.compute)  # queued behind `stops`
+    device.queue().signal(device.timeline, device.next_timeline_value()).submit(device)  # queued behind `stops`
     submitted.set()
     reset_done.wait(10)
     try: device.synchronize(timeout=10)
@@ -213,7 +265,7 @@ def test_work_dropped_by_a_stop_is_reported_to_its_thread_after_another_thread_r
   submitted.wait(10)
   gate.value = 1
   with pytest.raises(DeviceError, match="unknown opcode"): device.new_signal().wait(1, timeout=10)
-  device.queue().signal(device.timeline, device.next_timeline_value()).submit(device.compute)  # resets: the error was raised
+  device.queue().signal(device.timeline, device.next_timeline_value()).submit(device)  # resets: the error was raised
   device.synchronize(timeout=10)
   reset_done.set()
   thread.join()

@@ -282,6 +282,17 @@ def test_from_blob_uses_host_memory_in_place():
   with pytest.raises(ValueError, match="non-null"): Tensor.from_blob(0, (1,))
 
 
+def test_from_blob_at_any_address_reads_and_refuses_unaligned_writes():
+  base = np.arange(64 * 64 + 16, dtype=np.float32)
+  for offset in (0, 1, 3):  # 0: 64-byte aligned or not, as NumPy placed it; 1, 3: 4 and 12 bytes further
+    view = base[offset:offset + 64 * 64]
+    t = Tensor.from_blob(view.ctypes.data, (64, 64), dtype=dtypes.float32, owner=base)
+    np.testing.assert_allclose((t @ t).numpy(), view.reshape(64, 64) @ view.reshape(64, 64), rtol=1e-5)
+    if view.ctypes.data % 64:
+      with pytest.raises(ValueError, match="aligned to 64 bytes"): t.assign(t + 1).realize()
+      np.testing.assert_array_equal(view, np.arange(offset, offset + 64 * 64, dtype=np.float32))  # nothing was written
+
+
 def test_cast_rejects_what_is_not_a_dtype():
   with pytest.raises(TypeError, match="cast needs a pytc dtype"): Tensor([1.0]).cast(np.float32)
 

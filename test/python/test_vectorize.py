@@ -3,20 +3,20 @@ divide the blocks and sizes that leave partial blocks, and the kernels really ar
 import numpy as np
 import pytest
 
-from pytc import Tensor
-from pytc.compiler import compile_kernels, vector_lanes
+from pytc import Device, Tensor
+from pytc.compiler import compile_kernels
 from pytc.realize import schedule
 
 rng = np.random.default_rng(7)
 
 
 def kernel_ir(t: Tensor) -> str:
-  return compile_kernels(schedule([t.lazydata])[0]).kernel_ir
+  return compile_kernels(schedule([t.lazydata])[0], Device["CPU"]).kernel_ir
 
 
 def lanes_for(n: int) -> int:
   """The lanes pytc-vectorize uses along an output range of n: the host's, or 8 when n is narrower."""
-  return vector_lanes() if n >= vector_lanes() else 8
+  return lanes if n >= (lanes := Device["CPU"].target.vector_lanes) else 8
 
 
 def close(got: np.ndarray, want: np.ndarray) -> None:

@@ -1,0 +1,60 @@
+"""Analyses of a kernel's computation at index level that several passes share: what a value computes, its
+reductions, the ranges it varies with, and what its ops cost.
+
+A kernel's values form a DAG rooted at its store; `computation(value)` lists the ops `value` is computed by
+(operands first), block arguments (buffers) excluded. A reduction's body is its `src`, looped over its `ranges`.
+"""
+from mlir import ir
+
+from pytc.dialects import uop
+from pytc.passes.common.uops import isa
+from pytc.passes.common.walk import dependencies
+
+TRANSCENDENTAL = frozenset(op.OPERATION_NAME for op in (uop.Exp2Op, uop.ExpOp, uop.Log2Op, uop.LogOp, uop.SinOp, uop.CosOp, uop.SqrtOp,
+                                                        uop.PowOp, uop.RecipOp))
+OP_WEIGHT = {uop.RangeOp.OPERATION_NAME: 0, uop.ConstOp.OPERATION_NAME: 0} | dict.fromkeys(TRANSCENDENTAL, 4)  # other uop ops weigh 1
+UOP_PREFIX = f"{uop._Dialect.DIALECT_NAMESPACE}."
+
+
+def op_weight(op: ir.Operation) -> int: return OP_WEIGHT.get(op.name, 1) if op.name.startswith(UOP_PREFIX) else 0  # other dialects' 0
+
+
+def weight(ops: list[ir.Operation]) -> int: return sum(map(op_weight, ops))
+
+
+def kernel_end(kernel: ir.Operation) -> uop.EndOp:
+  """The `uop.end` that closes the kernel's store (its `src`) over its loop ranges (its `ranges`, outermost first)."""
+  return next(op for op in kernel.regions[0].blocks[0].operations if isinstance(op, uop.EndOp))
+
+
+def defining(value: ir.Value, kind: type[ir.OpView]) -> ir.OpView | None:
+  """The op of class `kind` that computes `value`, or None if another op (or none) does."""
+  return None if isinstance(value, ir.BlockArgument) or not isinstance(value.owner, kind) else value.owner
+
+
+def computation(value: ir.Value, into_reductions: bool = True) -> list[ir.OpView]:
+  """The ops `value` is computed by, its own last and each after its operands; without `into_reductions`, a reduction
+  is listed but not what it reduces. A block argument is computed by none."""
+  if isinstance(value, ir.BlockArgument): return []
+
+  def follow(op: ir.Operation, operand: ir.Value) -> bool:
+    return not isinstance(operand, ir.BlockArgument) and (into_reductions or not isa(op, uop.RangeReduceOp))
+  return [op.opview for op in dependencies(value.owner.operation, follow)]
+
+
+def top_level_reductions(value: ir.Value) -> list[uop.RangeReduceOp]:
+  """The reductions `value` combines that no other reduction in it reduces over, each after the ones it uses."""
+  return [op for op in computation(value, into_reductions=False) if isinstance(op, uop.RangeReduceOp)]
+
+
+def uses_any(value: ir.Value, ranges: set[ir.Value]) -> bool:
+  """Whether `value` varies with one of `ranges`."""
+  if value in ranges: return True
+  return any(v in ranges for op in computation(value) for v in op.operands)
+
+
+def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:
+  """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
+  ops = computation(reduction.result)
+  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and isinstance(v.owner, uop.RangeOp)}
+  return used - {v for op in ops if isinstance(op, uop.RangeReduceOp) for v in op.ranges}

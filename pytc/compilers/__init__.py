@@ -1,0 +1,52 @@
+"""Compilers: a schedule's kernel functions to a `Binary` for one target. A device names its compiler (`module:Class`,
+see runtime/device.py); each compiler is one module here, built from the device's `Target`.
+
+A compiler runs two pipelines: `kernel_pipeline`, pytc's code-generation passes from index-level kernels to the target's
+loops (what pytc decides), then `lowering`, which turns that into code. The disk cache sits between them: its key is the
+kernel IR after the first pipeline, the second pipeline and the target, so an unchanged kernel skips the lowering."""
+from __future__ import annotations
+
+import hashlib
+from importlib.metadata import version
+
+from mlir import ir
+
+from pytc import kernel_cache
+from pytc.passes.common.attributes import KERNEL
+from pytc.runtime.device import Binary, KernelInfo
+from pytc.runtime.target import Target
+
+
+class Compiler:
+  """Compiles kernel modules for `target`; subclasses give the pipelines and the lowering to bytes."""
+  lowering_pipeline: str = ""
+
+  def __init__(self, target: Target):
+    self.target = target
+
+  def kernel_pipeline(self) -> str: raise NotImplementedError
+  def lower(self, kernels: ir.Module) -> bytes: raise NotImplementedError
+  def kernel_info(self, function: ir.Operation) -> KernelInfo: raise NotImplementedError
+  def check(self, code: bytes) -> str | None:
+    """Why `code` (a binary from the disk cache) cannot be one this compiler built, or None; a damaged entry is dropped and rebuilt."""
+    return None
+
+  def cache_key(self, kernel_ir: str) -> str:
+    """What the binary of `kernel_ir` depends on: pytc's version, the target and the lowering."""
+    text = f"pytc {version('pytc')}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
+    return hashlib.sha256(text.encode()).hexdigest()
+
+  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> tuple[Binary, str, bool]:
+    """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk
+    cache. `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps)."""
+    run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
+    kernel_ir = str(kernels)
+    functions = [op for op in kernels.body.operations if KERNEL.get(op)]
+    infos = tuple(self.kernel_info(op.operation) for op in functions)
+    key = self.cache_key(kernel_ir)
+    if functions and (code := kernel_cache.load(key, self.check)) is not None: return Binary(self.target.cache_key(), code, infos), kernel_ir, True
+    for op in [op for op in kernels.body.operations if not KERNEL.get(op)]: op.operation.erase()
+    run_pipeline(kernels, self.lowering_pipeline, f"{dump_name}/3-{self.target.name}")
+    code = self.lower(kernels) if functions else b""
+    if functions: kernel_cache.store(key, code)
+    return Binary(self.target.cache_key(), code, infos), kernel_ir, False

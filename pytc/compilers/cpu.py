@@ -1,0 +1,59 @@
+"""The CPU compiler: kernels through pytc's CPU code generation (loop order, register-blocked vectors sized by the target,
+scf loops whose outermost range the runtime splits across cores), upstream lowering to LLVM, LLVM at -O3 for the host,
+and a shared library linked with the C compiler driver (`cc`), which the CPU runtime loads."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from pytc.compilers import Compiler
+from pytc.passes.common.attributes import EXTENT
+from pytc.runtime.device import KernelInfo
+from pytc.runtime.ops_cpu import elf_problem
+from pytc.runtime.target import Target
+
+LLVM_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
+                 "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
+                 "convert-cf-to-llvm, reconcile-unrealized-casts)")
+
+
+class LinkError(RuntimeError):
+  """The kernels' object code could not be linked into a shared library."""
+
+
+def kernel_pipeline(target: Target) -> str:
+  """pytc's CPU code generation for `target`: a register block of rows x 2 vectors of accumulators must fit the vector
+  registers with room for the operands (32 registers: 8 rows, 16: 4)."""
+  rows = 8 if target.vector_registers >= 32 else 4
+  return (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={target.vector_lanes} rows={rows}}}, pytc-lower-kernels, "
+          "canonicalize{top-down=false})")
+
+
+class CPUCompiler(Compiler):
+  lowering_pipeline = LLVM_PIPELINE
+
+  def kernel_pipeline(self) -> str: return kernel_pipeline(self.target)
+  def check(self, code: bytes) -> str | None: return elf_problem(code)
+
+  def kernel_info(self, function: ir.Operation) -> KernelInfo:
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    buffers = len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs) - 2  # then [begin, end)
+    return KernelInfo(name, buffers, {"extent": EXTENT.get(function)})
+
+  def lower(self, kernels: ir.Module) -> bytes:
+    """LLVM's object code for the host, linked into a shared library in a private scratch folder."""
+    if (driver := shutil.which("cc") or shutil.which("gcc")) is None:
+      raise LinkError("the CPU compiler links kernels with a C compiler driver, and neither cc nor gcc is on PATH")
+    engine = ExecutionEngine(kernels, opt_level=3, enable_pic=True)
+    with tempfile.TemporaryDirectory() as scratch:
+      obj, library = os.path.join(scratch, "kernels.o"), os.path.join(scratch, "kernels.so")
+      engine.dump_to_object_file(obj)
+      if (linked := subprocess.run([driver, "-shared", "-o", library, obj, "-lm"], capture_output=True, text=True)).returncode != 0:
+        raise LinkError(f"{driver} could not link the kernels: {linked.stderr.strip()[:500]}")
+      return Path(library).read_bytes()

@@ -1,0 +1,199 @@
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-lower-kernels,canonicalize,cse)' | FileCheck %s
+
+// A matmul marked for 4 rows of i (upcast range id 0) by 2 vectors of 8 lanes of j: b's panel (k x 16 lanes of j) is
+// packed once per group of row blocks into a contiguous buffer, then the 8 accumulator vectors are loop-carried through
+// k, each step an fma of a broadcast a[i, k] and a panel vector; the epilogue stores the 8 vectors.
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<8x16xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8x4xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<4x16xf32>
+// CHECK-SAME: pytc.extent = 1 : i64
+// CHECK: %[[PANEL:.*]] = memref.alloca() : memref<4x16xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[V:.*]] = vector.load %[[B]][%[[KP]], %{{.*}}] : memref<4x16xf32>, vector<8xf32>
+// CHECK-NEXT: vector.store %[[V]], %[[PANEL]][%[[KP]], %{{.*}}]
+// CHECK: scf.for %[[BLOCK:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[ACCS:.*]]:8 = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[AK:.*]] = memref.load %[[A]][%{{.*}}, %[[K]]]
+// CHECK-NEXT: %[[ABC:.*]] = vector.broadcast %[[AK]] : f32 to vector<8xf32>
+// CHECK-NEXT: %[[BK:.*]] = vector.load %[[PANEL]][%[[K]], %{{.*}}]
+// CHECK-NEXT: math.fma %[[ABC]], %[[BK]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-7: math.fma
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.store %[[ACCS]]#{{[0-7]}}, %[[OUT]]
+func.func @matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<8x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
+  return
+}
+
+// -----
+
+// Shifted windows of a padded row, one vector of 8 lanes along j: the reads along j are gated by the padding, so they
+// become masked vector loads. 10 outputs are two blocks of 8, the second moved back to end at 10 (overlapping).
+// CHECK-LABEL: func.func @shifted_sum(
+// CHECK-SAME: pytc.extent = 2 : i64
+// CHECK: scf.parallel (%[[J:.*]]) =
+// CHECK: %[[START:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK-NEXT: %[[CLAMPED:.*]] = arith.minsi %[[START]], %{{.*}} : index
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK-COUNT-2: vector.maskedload
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %[[CLAMPED]]] : memref<1x10xf32>, vector<8xf32>
+func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %minus1 = arith.constant -1 : index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c9 = arith.constant 9 : index
+  %zero = uop.const 0.000000e+00 : f32
+  %j = uop.range loop 10 id 0
+  %k = uop.range reduce 3 id 1
+  %left = arith.addi %j, %minus1 : index
+  %left_low = arith.cmpi sge, %left, %c0 : index
+  %left_high = arith.cmpi sle, %left, %c9 : index
+  %left_in = arith.andi %left_low, %left_high : i1
+  %l = uop.index %x[%k, %left] if %left_in : memref<3x10xf32>
+  %l0 = uop.where %left_in, %l, %zero : f32
+  %right = arith.addi %j, %c1 : index
+  %right_low = arith.cmpi sge, %right, %c0 : index
+  %right_high = arith.cmpi sle, %right, %c9 : index
+  %right_in = arith.andi %right_low, %right_high : i1
+  %r = uop.index %x[%k, %right] if %right_in : memref<3x10xf32>
+  %r0 = uop.where %right_in, %r, %zero : f32
+  %both = uop.add %l0, %r0 : f32
+  %s = uop.range_reduce add %both over(%k) : f32
+  %w = uop.store %s, %out[%c0, %j] : memref<1x10xf32>
+  %e = uop.end %w over(%j) : memref<1x10xf32>
+  return
+}
+
+// -----
+
+// Marked unroll: the work in the body that does not depend on j (exp2(sin(a[i, k]))) is computed once per row as
+// vectors along k, 8 steps of k at once; each step broadcasts its lane into the fma.
+// CHECK-LABEL: func.func @prologue(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<4x16x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32>
+// CHECK: %[[AK:.*]] = vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<4x8xf32>, vector<8xf32>
+// CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK: %[[LANE:.*]] = vector.extract %{{.*}}[0] : f32 from vector<8xf32>
+// CHECK-NEXT: %[[SPLAT:.*]] = vector.broadcast %[[LANE]] : f32 to vector<8xf32>
+// CHECK: math.fma %[[SPLAT]]
+func.func @prologue(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 1 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 8 id 2
+  %x = uop.index %a[%i, %k] : memref<4x8xf32>
+  %sine = uop.sin %x : f32
+  %scaled = uop.exp2 %sine : f32
+  %y = uop.index %b[%k, %j] : memref<8x16xf32>
+  %p = uop.mul %scaled, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j, %c0] : memref<4x16x1xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16x1xf32>
+  return
+}
+
+// -----
+
+// Stream mode (elementwise along j, the reduction varying only with the row): the max runs as scalar loops once per
+// row, before the loop over blocks of j; loads and stores are vectors, the stores aligned to the vector (the row is a
+// multiple of the lanes).
+// CHECK-LABEL: func.func @sub_row_max(
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
+// CHECK: scf.parallel (%[[I:[a-z0-9]+]]) =
+// CHECK-NEXT: %[[MAX:.*]]:2 = scf.for
+// CHECK: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1
+// CHECK-NEXT: scf.for %[[B:[a-z0-9]+]] =
+// CHECK: %[[X:.*]] = vector.load %[[IN]][%[[I]], %{{.*}}] : memref<4x32xf32>, vector<8xf32>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] {alignment = 32 : i64} : memref<4x32xf32>, vector<8xf32>
+func.func @sub_row_max(%out: memref<4x32xf32>, %x: memref<4x32xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 32 id 1
+  %k = uop.range reduce 32 id 2
+  %v = uop.index %x[%i, %j] : memref<4x32xf32>
+  %row = uop.index %x[%i, %k] : memref<4x32xf32>
+  %m = uop.range_reduce max %row over(%k) : f32
+  %n = uop.neg %m : f32
+  %d = uop.add %v, %n : f32
+  %w = uop.store %d, %out[%i, %j] : memref<4x32xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x32xf32>
+  return
+}
+
+// -----
+
+// Softmax in stream mode: the sum's body is the output's numerator along the row, so the sum runs as vector code that
+// keeps each exponential in a row buffer, and the loop along the row reads them back instead of computing them again.
+// CHECK-LABEL: func.func @softmax(
+// CHECK: %[[ROW:.*]] = memref.alloca() : memref<16xf32>
+// CHECK: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args({{.*}}) -> (vector<8xf32>)
+// CHECK: math.floor
+// CHECK: vector.store %[[E:.*]], %[[ROW]][%[[K]]] : memref<16xf32>, vector<8xf32>
+// CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
+// CHECK-NOT: math.floor
+// CHECK: vector.load %[[ROW]][%{{.*}}] : memref<16xf32>, vector<8xf32>
+// CHECK-NOT: math.floor
+// CHECK: return
+func.func @softmax(%out: memref<4x16xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %km = uop.range reduce 16 id 2
+  %ks = uop.range reduce 16 id 3
+  %row = uop.index %x[%i, %km] : memref<4x16xf32>
+  %m = uop.range_reduce max %row over(%km) : f32
+  %n = uop.neg %m : f32
+  %v = uop.index %x[%i, %j] : memref<4x16xf32>
+  %d = uop.add %v, %n : f32
+  %numerator = uop.exp2 %d : f32
+  %vs = uop.index %x[%i, %ks] : memref<4x16xf32>
+  %ds = uop.add %vs, %n : f32
+  %es = uop.exp2 %ds : f32
+  %sum = uop.range_reduce add %es over(%ks) : f32
+  %r = uop.recip %sum : f32
+  %o = uop.mul %numerator, %r : f32
+  %w = uop.store %o, %out[%i, %j] : memref<4x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16xf32>
+  return
+}
+
+// -----
+
+// Attention's shape, register-blocked with the row max and sum inside: they are computed once per tile row (scalar
+// loops, 4 rows), before the loop that accumulates the 4 x 2 output vectors.
+// CHECK-LABEL: func.func @softmax_matmul(
+// CHECK-COUNT-4: scf.for {{.*}} -> (f32, i1)
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: -> (f32, i1)
+// CHECK: return
+func.func @softmax_matmul(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 1 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 8 id 2
+  %km = uop.range reduce 8 id 3
+  %ks = uop.range reduce 8 id 4
+  %row = uop.index %a[%i, %km] : memref<4x8xf32>
+  %m = uop.range_reduce max %row over(%km) : f32
+  %n = uop.neg %m : f32
+  %vs = uop.index %a[%i, %ks] : memref<4x8xf32>
+  %ds = uop.add %vs, %n : f32
+  %es = uop.exp2 %ds : f32
+  %sum = uop.range_reduce add %es over(%ks) : f32
+  %r = uop.recip %sum : f32
+  %v = uop.index %a[%i, %k] : memref<4x8xf32>
+  %d = uop.add %v, %n : f32
+  %numerator = uop.exp2 %d : f32
+  %p = uop.mul %numerator, %r : f32
+  %y = uop.index %b[%k, %j] : memref<8x16xf32>
+  %py = uop.mul %p, %y : f32
+  %s = uop.range_reduce add %py over(%k) : f32
+  %w = uop.store %s, %out[%i, %j, %c0] : memref<4x16x1xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x16x1xf32>
+  return
+}
