@@ -211,18 +211,17 @@ def verify(module: ir.Operation, argument: str) -> None:
 
 
 def check_op(op: ir.OpView, argument: str) -> None:
-  name, attributes = op.operation.name, op.operation.attributes
-  for i in range(len(attributes)):
-    named = attributes[i]
-    key = named.name
+  attributes = op.operation.attributes
+  for key in attributes:  # most ops hold only their own ODS attributes: one name test each
+    if key not in PLACES and not key.startswith("pytc."): continue
+    name = op.operation.name
     if (declared := ATTRIBUTES.get((name, key))) is None:
-      if key not in PLACES and not key.startswith("pytc."): continue
       sits = PLACES.get(key, [])
       raise PassError(op.location, f"{argument}: {key} " + (f"belongs on {' or '.join(sits)}, not on {name}" if sits else
                                    f"is not an attribute pytc declares (passes/common/attributes.py: {', '.join(sorted(declared_names()))})"))
     if declared.applies is not None and not declared.applies(op):
       raise PassError(op.location, f"{argument}: {key} belongs on {declared.applies_to}, not on this {name}")
-    if (why := declared.kind.problem(named.attr)) is not None:
+    if (why := declared.kind.problem(attributes[key])) is not None:
       raise PassError(op.location, f"{argument}: malformed {key} on {name}: {why} (expected {declared.kind.shape})")
 
 

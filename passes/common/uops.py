@@ -10,12 +10,18 @@ Op = ir.Operation | ir.OpView
 def isa(op: Op, *classes: type[ir.OpView]) -> bool:
   """Whether `op` is one of the uop ops `classes` (works on a plain ir.Operation as well as on its view)."""
   name = op.name
-  return any(name == c.OPERATION_NAME for c in classes)
+  for c in classes:  # a plain loop: this runs for every op a pass looks at
+    if name == c.OPERATION_NAME: return True
+  return False
 
 
 def defined_by(value: ir.Value, *classes: type[ir.OpView]) -> bool:
   """Whether `value` is the result of one of `classes` (not a block argument)."""
-  return not isinstance(value, ir.BlockArgument) and isa(value.owner, *classes)
+  if isinstance(value, ir.BlockArgument): return False
+  name = value.owner.name
+  for c in classes:
+    if name == c.OPERATION_NAME: return True
+  return False
 
 
 def _op(of: ir.Value | Op) -> Op: return of.owner if isinstance(of, ir.Value) else of
