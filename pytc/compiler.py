@@ -148,9 +148,19 @@ def _compile(schedule: Schedule, device: Compiled, name: str) -> Executable:
   target = device.target.cache_key()
   if (built := next((e for e in schedule.executables.values() if e.binary.target == target), None)) is not None:
     return Executable(device.program(built.binary), built.binary, built.kernel_ir, time.perf_counter() - start, built.from_disk)
-  try: binary, kernel_ir, from_disk = device.compiler.compile(copy_module(schedule.kernels), run_pipeline, name)
+  binary, kernel_ir, from_disk = _build(schedule, device, name, cached=True)
+  try: program = device.program(binary)
+  except (OSError, ValueError) as error:  # a cached binary that does not load (say, written for another library version)
+    if not from_disk: raise CompileError(f"{device.name} cannot load the kernels it compiled: {error}") from error
+    if DEBUG >= 1: print(f"kernel cache: rebuilding kernels that did not load: {error}")
+    binary, kernel_ir, from_disk = _build(schedule, device, name, cached=False)
+    program = device.program(binary)
+  if DEBUG >= 4: print(kernel_ir)
+  return Executable(program, binary, kernel_ir, time.perf_counter() - start, from_disk)
+
+
+def _build(schedule: Schedule, device: Compiled, name: str, cached: bool) -> tuple[Binary, str, bool]:
+  try: return device.compiler.compile(copy_module(schedule.kernels), run_pipeline, name, cached)
   except (OSError, RuntimeError) as error:
     if isinstance(error, CompileError): raise
     raise CompileError(f"{device.name}: {error}") from error
-  if DEBUG >= 4: print(kernel_ir)
-  return Executable(device.program(binary), binary, kernel_ir, time.perf_counter() - start, from_disk)

@@ -36,15 +36,17 @@ class Compiler:
     text = f"pytc {version('pytc')}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
     return hashlib.sha256(text.encode()).hexdigest()
 
-  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> tuple[Binary, str, bool]:
+  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
     """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk
-    cache. `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps)."""
+    cache (never with `cached=False`: a fresh binary replaces the entry). `run_pipeline(module, pipeline, dump_name)` runs a
+    pass pipeline (the compile driver's, with its dumps)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
     kernel_ir = str(kernels)
     functions = [op for op in kernels.body.operations if KERNEL.get(op)]
     infos = tuple(self.kernel_info(op.operation) for op in functions)
     key = self.cache_key(kernel_ir)
-    if functions and (code := kernel_cache.load(key, self.check)) is not None: return Binary(self.target.cache_key(), code, infos), kernel_ir, True
+    if cached and functions and (code := kernel_cache.load(key, self.check)) is not None:
+      return Binary(self.target.cache_key(), code, infos), kernel_ir, True
     for op in [op for op in kernels.body.operations if not KERNEL.get(op)]: op.operation.erase()
     run_pipeline(kernels, self.lowering_pipeline, f"{dump_name}/3-{self.target.name}")
     code = self.lower(kernels) if functions else b""

@@ -259,3 +259,16 @@ def test_the_bound_on_entries_drops_the_oldest_and_their_unused_libraries(cache,
   assert index(cache) == {key("k2"): sha256_of(b"c"), key("k3"): sha256_of(b"a"), key("k4"): sha256_of(b"d")}
   assert list(index(cache)) == [key("k2"), key("k3"), key("k4")]  # oldest first
   assert sorted(path.name for path in cache.glob("*.so")) == sorted(f"{sha256_of(data)}.so" for data in (b"a", b"c", b"d"))
+
+
+def test_an_entry_whose_library_lacks_the_kernels_is_rebuilt(cache, monkeypatch):
+  """A cached library with the right digest that still does not load for this schedule (another schedule's kernels under
+  this key, as a stale entry could be) is replaced by a fresh compile, and the result is right."""
+  assert not compute(monkeypatch, 5)
+  first = index(cache)
+  assert not compute(monkeypatch, 7)
+  (key,), other = first.keys(), next(d for k, d in index(cache).items() if k not in first)
+  (cache / "index").write_text(f"{key} {other}\n")
+  monkeypatch.setattr(kernel_cache, "_index_memo", ((), {}))
+  assert not compute(monkeypatch, 5)  # rebuilt, not loaded
+  assert index(cache)[key] == first[key] and compute(monkeypatch, 5)
