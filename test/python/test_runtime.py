@@ -118,7 +118,6 @@ def test_host_wait_times_out_with_a_clear_error():
 
 def test_queue_wait_timeout_stops_the_device(monkeypatch):
   monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
-  from pytc.helpers import getenv
   getenv.cache_clear()
   try:
     device = CPUDevice()
@@ -147,16 +146,6 @@ def test_a_launch_split_across_cores_computes_every_slice():
   device.queue().exec(kernel, args).signal(done, 1).submit(device)
   done.wait(1, timeout=10)
   assert read(device, out).tolist() == list(np.arange(4096) + 1.0)
-
-
-@pytest.fixture
-def split_everything(monkeypatch):
-  """PYTC_SPLIT_BYTES=0: every launch's arguments spread it over the cores."""
-  monkeypatch.setenv("PYTC_SPLIT_BYTES", "0")
-  getenv.cache_clear()
-  yield
-  monkeypatch.undo()
-  getenv.cache_clear()
 
 
 def test_kernel_args_split_a_launch_past_the_split_bytes(split_everything, monkeypatch):
