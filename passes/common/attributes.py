@@ -203,7 +203,8 @@ EXTENT = declare(Attribute(
 
 def verify(module: ir.Operation, argument: str) -> None:
   """Raise PassError at the first op of `module` (its functions and their top-level ops) holding an undeclared `pytc.*`
-  attribute, a declared attribute on another op than it is declared for, or one with a malformed value."""
+  attribute, a declared attribute on another op than it is declared for, or one with a malformed value. (A pass's input
+  check makes the same `check_op` calls in the walk it makes anyway.)"""
   for fn in module.regions[0].blocks[0].operations:
     check_op(fn, argument)
     if fn.operation.name != FUNC or not len(fn.regions[0].blocks): continue

@@ -117,13 +117,14 @@ def check_input(module: ir.Operation, argument: str, takes: tuple[str, ...]) -> 
   that names no kernel form leaves kernel functions alone, whatever their form; one that names no graph form, graphs."""
   graph_forms = sorted((FORMS[key] for key in takes if not FORMS[key].kernel), key=lambda f: f.stage)
   kernel_forms = sorted((FORMS[key] for key in takes if FORMS[key].kernel), key=lambda f: f.stage)
-  attributes.verify(module, argument)
   for fn in module.regions[0].blocks[0].operations:
+    attributes.check_op(fn, argument)
     if not isinstance(fn, func.FuncOp):
       if fn.operation.name.startswith(UOP_PREFIX):
         raise PassError(fn.location, f"{argument}: {fn.operation.name} belongs in a graph or kernel func.func")
       continue
     if not (ops := body(fn)): continue
+    for op in ops: attributes.check_op(op, argument)
     names = [op.operation.name for op in ops]
     if KERNEL.get(fn):
       form = KERNEL_FORM if any(name.startswith(UOP_PREFIX) for name in names) else LOWERED

@@ -9,6 +9,7 @@ Op = ir.Operation | ir.OpView
 
 def isa(op: Op, *classes: type[ir.OpView]) -> bool:
   """Whether `op` is one of the uop ops `classes` (works on a plain ir.Operation as well as on its view)."""
+  if isinstance(op, ir.OpView): return isinstance(op, classes)  # views come typed (the dialect's classes are registered)
   name = op.name
   for c in classes:  # a plain loop: this runs for every op a pass looks at
     if name == c.OPERATION_NAME: return True
@@ -17,11 +18,7 @@ def isa(op: Op, *classes: type[ir.OpView]) -> bool:
 
 def defined_by(value: ir.Value, *classes: type[ir.OpView]) -> bool:
   """Whether `value` is the result of one of `classes` (not a block argument)."""
-  if isinstance(value, ir.BlockArgument): return False
-  name = value.owner.name
-  for c in classes:
-    if name == c.OPERATION_NAME: return True
-  return False
+  return not isinstance(value, ir.BlockArgument) and isinstance(value.owner, classes)
 
 
 def _op(of: ir.Value | Op) -> Op: return of.owner if isinstance(of, ir.Value) else of
