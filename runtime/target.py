@@ -55,3 +55,27 @@ def host_cpu() -> Target:
   return Target("cpu", f"{platform.machine()}-{platform.system()}".lower(), features, vector_lanes=16 if wide else 8,
                 vector_registers=32 if wide else 16, fma="fma" in features or "asimd" in features,
                 native_transcendentals=frozenset({"sqrt"}))
+
+
+GPU_TARGETS = {
+  # AMD: CDNA2/3 run 64-thread waves, RDNA3 32; 64 KiB of LDS per workgroup; 1024 threads per workgroup.
+  "gfx90a": Target("amdgpu", "gfx90a", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
+                   wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
+  "gfx942": Target("amdgpu", "gfx942", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
+                   wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
+  "gfx1100": Target("amdgpu", "gfx1100", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
+                    wave_size=32, max_workgroup_size=1024, buffer_alignment=256),
+  # NVIDIA: 32-thread warps; 48 KiB of static shared memory per block; 1024 threads per block.
+  "sm_80": Target("nvptx", "sm_80", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=49152,
+                  wave_size=32, max_workgroup_size=1024, buffer_alignment=256),
+  "sm_90": Target("nvptx", "sm_90", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=49152,
+                  wave_size=32, max_workgroup_size=1024, buffer_alignment=256),
+}
+
+
+def gpu_target(spec: str) -> Target:
+  """A GPU target by name: "gfx942", "amdgpu:gfx942", "sm_90" or "nvptx:sm_90"; ValueError naming the known ones."""
+  kind, _, arch = spec.lower().rpartition(":")
+  if (target := GPU_TARGETS.get(arch)) is None or kind not in ("", target.name):
+    raise ValueError(f"unknown GPU target '{spec}' (known: {', '.join(f'{t.name}:{t.arch}' for t in GPU_TARGETS.values())})")
+  return target

@@ -25,6 +25,7 @@ from pytc.passes import PassError, Within
 
 T = TypeVar("T")
 FUNC = func.FuncOp.OPERATION_NAME
+GPU_MODULE, GPU_FUNC = "gpu.module", "gpu.func"
 
 
 class Reason(StrEnum):
@@ -199,6 +200,11 @@ VECTOR = declare(Attribute(
 EXTENT = declare(Attribute(
   "pytc.extent", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))
+GPU = declare(Attribute(
+  "pytc.gpu", GPU_FUNC, IntDict({"local": Within(1, 1024, power_of_two=True), "grid": Within(0), "outputs": Within(1), "total": Within(0)}),
+  ("pytc-gpu-map",), ("the GPU runtime (the launch's grid and workgroup size)", "the GPU emulation"),
+  "a mapped kernel's launch: grid workgroups (0: launch nothing) of local threads, each computing `outputs` consecutive "
+  "of its total outputs"))
 
 
 def verify(module: ir.Operation, argument: str) -> None:
@@ -207,8 +213,14 @@ def verify(module: ir.Operation, argument: str) -> None:
   check makes the same `check_op` calls in the walk it makes anyway.)"""
   for fn in module.regions[0].blocks[0].operations:
     check_op(fn, argument)
+    for kernel in gpu_functions(fn): check_op(kernel, argument)
     if fn.operation.name != FUNC or not len(fn.regions[0].blocks): continue
     for op in fn.regions[0].blocks[0].operations: check_op(op, argument)
+
+
+def gpu_functions(op: ir.OpView) -> list[ir.OpView]:
+  """The functions of `op` if it is a gpu.module (pytc-gpu-map's kernels), else none."""
+  return list(op.regions[0].blocks[0].operations) if op.operation.name == GPU_MODULE else []
 
 
 def check_op(op: ir.OpView, argument: str) -> None:

@@ -45,7 +45,9 @@ KERNEL_FORM = Form("kernel", True, 0, "pytc-split-kernels", "an index-level kern
 LOWERED = Form("lowered", True, 1, "pytc-lower-kernels", "a lowered kernel", "lowered kernels")
 GRAPH_FORMS = (TENSOR, RANGEIFIED, BUFFERIZED, SPLIT, SCHEDULED)
 KERNEL_FORMS = (KERNEL_FORM, LOWERED)
-FORMS = {form.key: form for form in GRAPH_FORMS + KERNEL_FORMS}
+# An index-level kernel mapped onto the gpu dialect: a gpu.func in a gpu.module, no longer a func.func (off the CPU ladder).
+GPU_FORM = Form("gpu", True, len(KERNEL_FORMS), "pytc-gpu-map", "a GPU-mapped kernel", "kernels mapped onto the gpu dialect by pytc-gpu-map")
+FORMS = {form.key: form for form in GRAPH_FORMS + KERNEL_FORMS + (GPU_FORM,)}
 
 # The graph stages (lowest, highest) an op can appear in, by its name.
 TENSOR_LEVEL = tuple(op.OPERATION_NAME for op in (uop.ReduceOp, uop.ReshapeOp, uop.PermuteOp, uop.ExpandOp, uop.PadOp, uop.ShrinkOp,
@@ -116,9 +118,10 @@ def check_input(module: ir.Operation, argument: str, takes: tuple[str, ...]) -> 
   """Raise PassError unless every function of `module` is in a form the pass `argument` takes (see the module doc). A pass
   that names no kernel form leaves kernel functions alone, whatever their form; one that names no graph form, graphs."""
   graph_forms = sorted((FORMS[key] for key in takes if not FORMS[key].kernel), key=lambda f: f.stage)
-  kernel_forms = sorted((FORMS[key] for key in takes if FORMS[key].kernel), key=lambda f: f.stage)
+  kernel_forms = sorted((FORMS[key] for key in takes if FORMS[key].kernel and FORMS[key] is not GPU_FORM), key=lambda f: f.stage)
   for fn in module.regions[0].blocks[0].operations:
     attributes.check_op(fn, argument)
+    for kernel in attributes.gpu_functions(fn): attributes.check_op(kernel, argument)
     if not isinstance(fn, func.FuncOp):
       if fn.operation.name.startswith(UOP_PREFIX):
         raise PassError(fn.location, f"{argument}: {fn.operation.name} belongs in a graph or kernel func.func")
@@ -128,6 +131,8 @@ def check_input(module: ir.Operation, argument: str, takes: tuple[str, ...]) -> 
     names = [op.operation.name for op in ops]
     if KERNEL.get(fn):
       form = KERNEL_FORM if any(name.startswith(UOP_PREFIX) for name in names) else LOWERED
+      if form is KERNEL_FORM and GPU_FORM.key in takes and not kernel_forms:
+        raise PassError(fn.location, f"{argument} expects {GPU_FORM.expected}, but {symbol(fn)} is {form.name}: run {GPU_FORM.made_by} first")
       if not kernel_forms: continue
       check_form(argument, fn, kernel_forms, (form.stage, fn), (form.stage, fn))
       if form is KERNEL_FORM and KERNEL_FORM in kernel_forms: check_kernel(fn, ops, names, argument)

@@ -33,6 +33,13 @@ def declaration(attrs: str) -> str:
 def kernel(attrs: str) -> str: return declaration(f"pytc.kernel, {attrs}")
 
 
+def gpu_kernel(attrs: str) -> str:
+  return f"gpu.module @m {{\n  gpu.func @k(%a: memref<4xf32>) kernel attributes {{{attrs}}} {{\n    gpu.return\n  }}\n}}\n"
+
+
+GPU_RECORD = "grid = 1 : i64, local = 32 : i64, outputs = 1 : i64, total = 4 : i64"
+
+
 def tensor_graph(reduce_attrs: str = "", neg_attrs: str = "") -> str:
   return ("func.func @g(%a: tensor<4x8xf32>) {\n"
           f"  %r = uop.reduce add %a [1] {{{reduce_attrs}}} : tensor<4x8xf32> -> tensor<4x1xf32>\n"
@@ -67,6 +74,8 @@ WELL_FORMED = [
   ("pytc.vector", kernel(f"pytc.vector = {{{TILE}}}")),
   ("pytc.vector", kernel(f"pytc.vector = {{{TILE}, stream = 1 : i64}}")),
   ("pytc.extent", kernel("pytc.extent = 4096 : i64")),
+  ("pytc.gpu", gpu_kernel(f"pytc.gpu = {{{GPU_RECORD}}}")),
+  ("pytc.gpu", gpu_kernel("pytc.gpu = {grid = 0 : i64, local = 32 : i64, outputs = 1 : i64, total = 0 : i64}")),
 ]
 
 # (attribute, input, the op the error is at, message): malformed values, wrong ops, undeclared names.
@@ -116,6 +125,10 @@ REJECTED = [
   ("pytc.vector", declaration(f"pytc.vector = {{{TILE}}}"), "func.func", "pytc.vector belongs on kernels, not on this func.func"),
   ("pytc.extent", kernel("pytc.extent = -1 : i64"), "func.func", "malformed pytc.extent on func.func: -1 is not an integer >= 0"),
   ("pytc.extent", declaration("pytc.extent = 4 : i64"), "func.func", "pytc.extent belongs on kernels, not on this func.func"),
+  ("pytc.gpu", gpu_kernel(f"pytc.gpu = {{{GPU_RECORD.replace('local = 32', 'local = 48')}}}"), "gpu.func",
+   "malformed pytc.gpu on gpu.func: local: 48 is not a power of two from 1 to 1024"),
+  ("pytc.gpu", gpu_kernel("pytc.gpu = {grid = 1 : i64, local = 32 : i64}"), "gpu.func", "malformed pytc.gpu on gpu.func: it lacks outputs, total"),
+  ("pytc.gpu", kernel(f"pytc.gpu = {{{GPU_RECORD}}}"), "func.func", "pytc.gpu belongs on gpu.func, not on func.func"),
   ("pytc.foo", declaration("pytc.foo"), "func.func", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", tensor_graph(neg_attrs="pytc.foo = 1 : i64"), "uop.neg", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", rangeified('reason = "output", pytc.foo'), "uop.bufferize", "pytc.foo is not an attribute pytc declares"),
