@@ -19,6 +19,7 @@ demo: $(VENV)/installed
 test: $(VENV)/installed
 	$(BIN)/lit -sv test
 	$(BIN)/pytest
+	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_numerics.py test/python/test_dtype_sweep.py
 	$(BIN)/ruff check .
 
 clean:

@@ -136,6 +136,8 @@ class CPUProgram(Program):
   """A shared library of kernels (pytc.compilers.cpu builds it), unmapped (dlclose) once the Program is garbage collected:
   its kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit capture while it
   can replay). At exit it stays mapped: the device's threads may still be in its code."""
+  kernel: type[Kernel] = CPUKernel  # what launches each kernel: its argument layout
+
   def __init__(self, device: CPUDevice, binary: Binary):
     super().__init__(device, binary)
     self.library = load_library(binary.code)
@@ -143,7 +145,7 @@ class CPUProgram(Program):
     for info in binary.kernels:
       try: entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
       except AttributeError: raise ValueError(f"the CPU binary has no kernel {info.name}") from None
-      self.kernels[info.name] = CPUKernel(device, info, entry)
+      self.kernels[info.name] = self.kernel(device, info, entry)
 
 
 class CPUAllocator(Allocator):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ALL_DTYPES = frozenset({"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32",
                         "float64"})
@@ -79,3 +79,10 @@ def gpu_target(spec: str) -> Target:
   if (target := GPU_TARGETS.get(arch)) is None or kind not in ("", target.name):
     raise ValueError(f"unknown GPU target '{spec}' (known: {', '.join(f'{t.name}:{t.arch}' for t in GPU_TARGETS.values())})")
   return target
+
+
+def emulated(spec: str = "gfx942") -> Target:
+  """The target of the EMU device: the GPU `spec` names (its wave size, workgroup limits, memory: what the GPU mapping is
+  chosen for), its kernels compiled for this host's CPU, which runs them."""
+  gpu = gpu_target(spec)
+  return replace(gpu, name="emu", arch=f"{gpu.name}-{gpu.arch}", features=host_cpu().features, buffer_alignment=64)

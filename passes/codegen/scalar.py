@@ -140,14 +140,24 @@ def round_float(x: ir.Value, dst: ir.Type, nan_payloads: bool = True) -> ir.Valu
   return arith.bitcast(shaped(dst, x), arith.trunci(shaped(ir.IntegerType.get_signless(16), x), rounded))
 
 
-ROUNDING_FLOAT_OPS = (uop.AddOp, uop.MulOp, uop.PowOp, uop.SqrtOp, uop.RecipOp)
+# bf16 ops LLVM computes in f32 and truncates back with the x86 instruction that flushes denormals to zero: those that round,
+# and max (exact, but its result goes through the same truncation: max(0, a denormal) came out 0)
+ROUNDING_FLOAT_OPS = (uop.AddOp, uop.MulOp, uop.PowOp, uop.SqrtOp, uop.RecipOp, uop.MaxOp)
+
+
+def bf16_to_f32(x: ir.Value) -> ir.Value:
+  """A bf16 value (or vector) widened to f32 exactly, in integer arithmetic: LLVM folds `max(fpext a, fpext b)` back into a
+  bf16 max that it computes with the flushing truncation, so it must not see an fpext here."""
+  i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+  bits = arith.extui(shaped(i32, x), arith.bitcast(shaped(i16, x), x))
+  return arith.bitcast(shaped(ir.F32Type.get(), x), arith.shli(bits, constant(i32, 16, x)))
 
 
 def through_f32(t: ir.Type, kind: OpKind, lowering: Lowering) -> Lowering:
   """`lowering` itself, or for a bf16 op that rounds, `lowering` on operands widened to f32, rounded back by round_float
   (LLVM computes bf16 arithmetic in f32 too, but rounds with the x86 instruction that flushes denormals to zero)."""
   if t != ir.BF16Type.get() or kind not in ROUNDING_FLOAT_OPS: return lowering
-  return lambda *operands: round_float(lowering(*(arith.extf(shaped(ir.F32Type.get(), v), v) for v in operands)), t, nan_payloads=False)
+  return lambda *operands: round_float(lowering(*map(bf16_to_f32, operands)), t, nan_payloads=False)
 
 
 def reciprocal(x: ir.Value) -> ir.Value: return arith.divf(constant(element_type(x), 1.0, x), x)

@@ -1,7 +1,16 @@
-"""Fixtures shared by the runtime tests."""
+"""Fixtures shared by the tests, and the device they run on: PYTC_DEVICE=EMU runs them on the GPU emulator, except the
+tests marked `cpu_only` (what they check is the CPU device's own: its name, its passes, its queue's output)."""
 import pytest
 
+from pytc import Device
 from pytc.helpers import getenv
+
+
+def pytest_collection_modifyitems(config, items):
+  if Device.DEFAULT.startswith("CPU"): return
+  skip = pytest.mark.skip(reason=f"checks the CPU device itself; PYTC_DEVICE={Device.DEFAULT}")
+  for item in items:
+    if "cpu_only" in item.keywords: item.add_marker(skip)
 
 
 def flags(monkeypatch, **values: str):

@@ -164,7 +164,7 @@ def test_tinyjit_replays_on_the_second_backend(serial):
 
 def test_the_same_graph_on_two_backends_shares_its_binary(serial):
   a = RNG.standard_normal((10, 10)).astype(np.float32)
-  on_cpu, on_serial = (Tensor(a) @ Tensor(a)).tanh(), (Tensor(a, device=serial) @ Tensor(a, device=serial)).tanh()
+  on_cpu, on_serial = (Tensor(a, device="CPU") @ Tensor(a, device="CPU")).tanh(), (Tensor(a, device=serial) @ Tensor(a, device=serial)).tanh()
   np.testing.assert_allclose(on_cpu.numpy(), on_serial.numpy(), rtol=1e-6)
 
 

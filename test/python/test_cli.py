@@ -33,4 +33,4 @@ def test_compile_reports_errors(tmp_path, capsys):
 
 
 def test_devices(capsys):
-  assert main(["devices"]) == 0 and capsys.readouterr().out.split() == ["CPU"]
+  assert main(["devices"]) == 0 and capsys.readouterr().out.split() == ["CPU", "EMU"]

@@ -418,3 +418,14 @@ def test_logaddexp_softplus_and_logsumexp_at_the_edges():
   np.testing.assert_allclose(db.numpy(), [0.5, sigmoid_reference(np.array(0.5)), 0.0], rtol=1e-6)
   rows = Tensor([[-math.inf, -math.inf], [math.inf, 0.0], [1.0, 1.0]])
   np.testing.assert_allclose(rows.logsumexp(axis=1).numpy(), [-math.inf, math.inf, 1 + math.log(2)], rtol=1e-7)
+
+
+@pytest.mark.parametrize("size", [3, 1000])  # scalar and vector kernels
+def test_bfloat16_maximum_minimum_keep_denormals(size):
+  """max/min of bf16 are exact: a denormal result must not be flushed to zero (LLVM's bf16 max did, through its truncation)."""
+  tiny = np.float32(9.183549615799121e-41)  # the smallest bf16 denormal, exact in f32
+  a = np.resize(np.array([0.0, -0.0, -1.0, 1.0, -tiny], np.float32), size)
+  b = np.resize(np.array([tiny, tiny, tiny, -tiny, 2 * tiny], np.float32), size)
+  x, y = Tensor(a, dtype=dtypes.bfloat16), Tensor(b, dtype=dtypes.bfloat16)
+  np.testing.assert_array_equal(x.maximum(y).cast(dtypes.float32).numpy(), np.maximum(a, b))
+  np.testing.assert_array_equal(x.minimum(y).cast(dtypes.float32).numpy(), np.minimum(a, b))

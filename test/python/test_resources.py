@@ -33,7 +33,7 @@ def check_realize(n: int = 7) -> None:
 
 
 def test_timed_out_wait_is_reported_then_the_next_realize_works(short_waits):
-  device = Device["CPU"]
+  device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
   with pytest.raises(DeviceError, match=r"packet 0 \(WAIT\).*SignalTimeout: WAIT on signal .* timed out"): device.synchronize(timeout=10)
   check_realize()
@@ -42,7 +42,7 @@ def test_timed_out_wait_is_reported_then_the_next_realize_works(short_waits):
 
 
 def test_unreported_stop_fails_the_next_realize_once(short_waits):
-  device = Device["CPU"]
+  device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
   deadline = time.perf_counter() + 10
   while device.error is None and time.perf_counter() < deadline: time.sleep(0.001)  # stopped, and told to nobody yet
@@ -51,7 +51,7 @@ def test_unreported_stop_fails_the_next_realize_once(short_waits):
 
 
 def test_explicit_reset_recovers_the_device(short_waits):
-  device = Device["CPU"]
+  device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
   waiters = []
 
@@ -70,7 +70,7 @@ def test_explicit_reset_recovers_the_device(short_waits):
 
 
 def test_malformed_command_buffer_then_realize():
-  device = Device["CPU"]
+  device = Device[Device.DEFAULT]
   device.submit(device.queue().signal(device.new_signal(), 1).bytes()[:-3])
   with pytest.raises(DeviceError, match="malformed.*bad size"): check_realize()
   check_realize()

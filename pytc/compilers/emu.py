@@ -1,0 +1,21 @@
+"""The EMU compiler: kernels through the GPU mapping for the emulated target (pytc-gpu-map), then back to CPU loops
+(pytc-gpu-emulate), then the CPU's LLVM lowering and link: the gpu-dialect kernels that go into ROCDL/NVVM are the ones
+that run."""
+from __future__ import annotations
+
+from mlir import ir
+
+from pytc.compilers.cpu import LLVM_PIPELINE, CPUCompiler
+from pytc.runtime.device import KernelInfo
+
+
+class EMUCompiler(CPUCompiler):
+  lowering_pipeline = LLVM_PIPELINE
+
+  def kernel_pipeline(self) -> str:
+    local = min(256, self.target.max_workgroup_size)
+    return f"builtin.module(pytc-gpu-map{{local_size={local}}}, pytc-gpu-emulate, canonicalize)"
+
+  def kernel_info(self, function: ir.Operation) -> KernelInfo:
+    name = ir.StringAttr(function.attributes["sym_name"]).value
+    return KernelInfo(name, len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs))
