@@ -1,19 +1,62 @@
 """pytc: information about the installation, and compiling a uop graph file to its kernel IR."""
 import argparse
+import os
 import sys
 from importlib.metadata import version
 
 from mlir import ir
 
 from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
-from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
-from pytc.passes.common.attributes import KERNEL
+from pytc.compilers import Compiler
+from pytc.compilers.cpu import CPUCompiler
 from pytc.pytc_opt import read_text
 from pytc.runtime import backends
-from pytc.runtime.target import host_cpu
+from pytc.runtime.target import GPU_TARGETS, host_cpu
+
+STAGES = ("schedule", "kernels", "gpu", "llvm", "binary")
+TARGETS = ("cpu", *(f"{t.name}:{t.arch}" for t in GPU_TARGETS.values()))
 
 
-def compile_file(path: str, stage: str) -> int:
+class UsageError(ValueError):
+  """A target, stage or output the command cannot serve."""
+
+
+def compiler_for(spec: str) -> Compiler:
+  """The compiler for `--target`: "cpu" (this machine) or a GPU target ("amdgpu:gfx942", "gfx942", "nvptx:sm_90", "sm_90")."""
+  if spec.lower() == "cpu": return CPUCompiler(host_cpu())
+  from pytc.compilers.gpu import gpu_compiler
+  try: return gpu_compiler(spec)
+  except ValueError: raise UsageError(f"unknown target '{spec}' (known: {', '.join(TARGETS)})") from None
+
+
+def compile_stage(text: str, compiler: Compiler, stage: str, name: str) -> str | bytes:
+  """The module after `stage`, as text, or the binary's code (bytes; PTX is text). Pipelines run through the compile
+  driver's run_pipeline, so PYTC_DUMP=dir holds the IR after every pass under dir/name."""
+  gpu = compiler.target.name != "cpu"
+  if stage == "gpu" and not gpu: raise UsageError("stage 'gpu' is the mapped gpu.module IR of a GPU target; the cpu target has none")
+  module = ir.Module.parse(text)
+  run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
+  if stage == "binary":
+    code = compiler.compile(module, run_pipeline, name, cached=False)[0].code  # built afresh: every pipeline runs (and dumps)
+    return code.decode() if compiler.target.name == "nvptx" else code
+  if stage != "schedule": run_pipeline(module, compiler.kernel_pipeline(), f"{name}/2-kernels")
+  if stage == "llvm":
+    compiler.prepare(module)
+    run_pipeline(module, compiler.lowering_pipeline, f"{name}/3-{compiler.target.name}")
+  return str(module)
+
+
+def write(result: str | bytes, output: str | None) -> None:
+  if output is not None:
+    with open(output, "wb" if isinstance(result, bytes) else "w") as f: f.write(result)
+  elif isinstance(result, bytes):
+    if sys.stdout.isatty(): raise UsageError("the binary is not text: write it to a file with -o FILE (or pipe it)")
+    sys.stdout.buffer.write(result)
+    sys.stdout.flush()
+  else: print(result)
+
+
+def compile_file(path: str, stage: str, target: str = "cpu", output: str | None = None) -> int:
   try:
     text = read_text(path)
   except OSError as error:
@@ -23,18 +66,15 @@ def compile_file(path: str, stage: str) -> int:
     source = "standard input" if path == "-" else f"'{path}'"
     print(f"pytc: error: {source} is not UTF-8 text (byte 0x{error.object[error.start]:02x} at offset {error.start})", file=sys.stderr)
     return 1
+  name = "stdin" if path == "-" else os.path.splitext(os.path.basename(path))[0]
   with context():
-    try:
-      module = ir.Module.parse(text)
-      run_pipeline(module, SCHEDULE_PIPELINE)
-      if stage != "schedule": run_pipeline(module, kernel_pipeline(host_cpu()))
-      if stage == "llvm":
-        for op in [op for op in module.body.operations if not KERNEL.get(op)]: op.operation.erase()
-        run_pipeline(module, LLVM_PIPELINE)
-    except ir.MLIRError as error:
+    try: write(compile_stage(text, compiler_for(target), stage, name), output)
+    except (ir.MLIRError, RuntimeError, UsageError) as error:
       print(f"pytc: error: {error}", file=sys.stderr)
       return 1
-    print(module)
+    except OSError as error:
+      print(f"pytc: error: cannot write {repr(output) if output else 'the output'}: {error.strerror}", file=sys.stderr)
+      return 1
   return 0
 
 
@@ -43,16 +83,20 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("--version", action="version", version=f"pytc {version('pytc')}")
   commands = parser.add_subparsers(dest="command", required=True)
   commands.add_parser("devices", help="list the devices this build can run on")
-  compile_parser = commands.add_parser("compile", help="schedule and compile a uop graph (.mlir) for the CPU, print the result")
+  compile_parser = commands.add_parser("compile", help="schedule and compile a uop graph (.mlir) for a target, print or write the result")
   compile_parser.add_argument("input", help="a module with a uop graph function ('-' for stdin)")
-  compile_parser.add_argument("--stage", choices=["schedule", "kernels", "llvm"], default="kernels",
-                              help="schedule: the launch list and index-level kernels; kernels: scf/memref/arith kernels (default); "
-                                   "llvm: the kernels in the LLVM dialect the JIT takes")
+  compile_parser.add_argument("--target", default="cpu", help=f"cpu (this machine, default) or a GPU target: {', '.join(TARGETS[1:])}")
+  compile_parser.add_argument("--stage", choices=STAGES, default="kernels",
+                              help="schedule: the launch list and index-level kernels; kernels: the target's kernels (default: scf/memref/"
+                                   "arith loops for cpu, the mapped gpu.module IR for a GPU); gpu: the mapped gpu.module IR (GPU targets); "
+                                   "llvm: the kernels in the LLVM dialect (ROCDL/NVVM on a GPU); binary: the shared library (cpu), "
+                                   "the code object (amdgpu) or the PTX text (nvptx)")
+  compile_parser.add_argument("-o", dest="output", help="write the result to this file (binary bytes need it, or a pipe)")
   args = parser.parse_args(argv)
   if args.command == "devices":
     print("\n".join(backends()))
     return 0
-  return compile_file(args.input, args.stage)
+  return compile_file(args.input, args.stage, args.target, args.output)
 
 
 if __name__ == "__main__":

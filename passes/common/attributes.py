@@ -201,10 +201,12 @@ EXTENT = declare(Attribute(
   "pytc.extent", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))
 GPU = declare(Attribute(
-  "pytc.gpu", GPU_FUNC, IntDict({"local": Within(1, 1024, power_of_two=True), "grid": Within(0), "outputs": Within(1), "total": Within(0)}),
+  "pytc.gpu", GPU_FUNC, IntDict({"local": Within(1, 1024, power_of_two=True), "grid": Within(0), "outputs": Within(1), "total": Within(0)},
+                                {"group": Within(1)}),
   ("pytc-gpu-map",), ("the GPU runtime (the launch's grid and workgroup size)", "the GPU emulation"),
   "a mapped kernel's launch: grid workgroups (0: launch nothing) of local threads, each computing `outputs` consecutive "
-  "of its total outputs"))
+  "of its total outputs; with `group` (the number of reductions grouped), one row per workgroup, its threads reducing together "
+  "through workgroup memory and each computing every local-th output of the row"))
 
 
 def verify(module: ir.Operation, argument: str) -> None:

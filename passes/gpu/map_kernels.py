@@ -17,6 +17,20 @@ stays, so the graph keeps verifying (the launch resolves to the gpu.func of that
 
 The workgroup holds `local_size` threads, or, for a kernel needing fewer threads, the power of two covering them (at
 least a warp of 32): a 40-output kernel runs one workgroup of 64, not 256.
+
+Grouped reductions: a kernel's row reductions are those varying with output ranges only (softmax's max and sum, also
+the max inside argmax's index reduction); a row is one combination of the output ranges they vary with (a softmax or
+layernorm row, the one row of a whole-tensor sum). When `rows * group_reduce <` the longest reduction's length, few
+rows would each leave one thread a long serial loop, so the kernel runs ONE row per workgroup (grid = rows, no tail) of
+L threads (local_size, or the power of two covering the reduction, at least a warp). Each row reduction in turn (a
+later one reads the earlier ones' results): thread t combines the flat reduce indices t, t + L, ... into a partial,
+stores it to its own workgroup attribution `memref<L x acc, #gpu.address_space<workgroup>>`, gpu.barrier, then an scf.for
+over log2(L) halving steps, `if t < stride: shm[t] = combine(shm[t], shm[t + stride])` and a barrier each, and every
+thread reads the result from shm[0]. Then thread t computes the row's outputs t, t + L, ... (a whole-tensor sum's single
+output: thread 0). The combine is the CPU lowering's, from its identity (a float max propagates NaN through
+arith.maximumf, as the CPU's NaN flag does). Barriers stay at the top level or in that scf.for (constant bounds, no
+iter_args) and only scalars live across them, as pytc-gpu-emulate requires; `pytc.gpu` records `group` (the number of
+grouped reductions) and `outputs` (per thread per row). `group_reduce=0` keeps every reduction serial in its thread.
 """
 import sys
 from dataclasses import dataclass
@@ -24,34 +38,45 @@ from math import prod
 from typing import Annotated
 
 from mlir import ir
-from mlir.dialects import arith, func, gpu, scf
+from mlir.dialects import arith, func, gpu, memref, scf
 
 from pytc.dialects import uop
 from pytc.helpers import DEBUG
-from pytc.passes import Within, functions_with, range_size, register
-from pytc.passes.codegen.kernel_lowering import KernelLowering, storage_memref
-from pytc.passes.common.analysis import kernel_end
+from pytc.passes import Limit, Within, functions_with, range_size, register
+from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, reduce_identity, storage_memref
+from pytc.passes.codegen.scalar import load, storage_type, store
+from pytc.passes.common.analysis import computation, free_ranges, kernel_end
 from pytc.passes.common.attributes import GPU, KERNEL
 from pytc.passes.common.forms import body
+from pytc.passes.common.uops import reduce_kind
 
 WARP = 32  # the smallest workgroup: one NVIDIA warp (half an AMD CDNA wavefront)
+WORKGROUP = "#gpu.address_space<workgroup>"
 
 
 @dataclass(frozen=True)
 class Mapping:
-  """How a kernel's `total` outputs spread over the grid: workgroups of `local` threads, `outputs` per thread."""
+  """How a kernel's `total` outputs spread over the grid: workgroups of `local` threads, `outputs` per thread; grouped
+  (`group` reductions), one of `rows` rows per workgroup, `outputs` per thread in each row."""
   total: int
   local: int
   outputs: int
+  rows: int = 0
+  group: int = 0
+  reduce: int = 0  # grouped: the longest reduction's length
 
   @property
-  def grid(self) -> int: return -(-self.total // (self.local * self.outputs))
+  def grid(self) -> int: return self.rows if self.group else -(-self.total // (self.local * self.outputs))
   @property
-  def tail(self) -> bool: return self.grid * self.local * self.outputs != self.total
-  def record(self) -> dict[str, int]: return {"local": self.local, "grid": self.grid, "outputs": self.outputs, "total": self.total}
+  def tail(self) -> bool: return not self.group and self.grid * self.local * self.outputs != self.total
+  def record(self) -> dict[str, int]:
+    return {"local": self.local, "grid": self.grid, "outputs": self.outputs, "total": self.total} | ({"group": self.group} if self.group else {})
 
   def __str__(self) -> str:
     if not self.total: return "no outputs: launches nothing"
+    if self.group:
+      return (f"{self.total} output{'s' * (self.total > 1)} in {self.rows} row{'s' * (self.rows > 1)}, grid {self.grid} x local {self.local}, "
+              f"{self.group} reduction{'s' * (self.group > 1)} of up to {self.reduce} grouped per workgroup, {self.outputs} per thread")
     return (f"{self.total} output{'s' * (self.total > 1)}, grid {self.grid} x local {self.local}, {self.outputs} per thread"
             + (", tail guarded" if self.tail else ""))
 
@@ -61,6 +86,35 @@ def choose_mapping(total: int, local_size: int, outputs_per_thread: int) -> Mapp
   threads = -(-total // outputs_per_thread)
   local = local_size if threads >= local_size else min(local_size, max(WARP, 1 << max(threads - 1, 0).bit_length()))
   return Mapping(total, local, outputs_per_thread)
+
+
+@dataclass(frozen=True)
+class Rows:
+  """A kernel's output ranges split by its row reductions (those varying with output ranges only, each after those it
+  uses: argmax's max inside its index reduction too): the `outer` ones they vary with (one row per combination), the
+  `inner` rest; `length`, the longest reduction's."""
+  reductions: list[uop.RangeReduceOp]
+  outer: list[ir.Value]
+  inner: list[ir.Value]
+  length: int
+
+  @property
+  def count(self) -> int: return prod(range_size(r) for r in self.outer)
+
+
+def kernel_rows(stored: uop.StoreOp, ranges: list[ir.Value]) -> Rows:
+  outputs = set(ranges)
+  reductions = [op for op in computation(stored.value) if isinstance(op, uop.RangeReduceOp) and free_ranges(op) <= outputs]
+  varying = set().union(*(free_ranges(r) for r in reductions))
+  return Rows(reductions, [r for r in ranges if r in varying], [r for r in ranges if r not in varying],
+              max((prod(range_size(r) for r in reduction.ranges) for reduction in reductions), default=0))
+
+
+def choose_grouped(total: int, rows: Rows, local_size: int, group_reduce: int) -> Mapping | None:
+  """One row per workgroup when `rows.count * group_reduce < rows.length` (few rows, long reductions), else None."""
+  if not total or not group_reduce or rows.count * group_reduce >= rows.length: return None
+  local = min(local_size, max(WARP, 1 << (rows.length - 1).bit_length()))
+  return Mapping(total, local, -(-(total // rows.count) // local), rows.count, len(rows.reductions), rows.length)
 
 
 def global_thread(local: int) -> ir.Value:
@@ -110,21 +164,66 @@ def thread_body(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.V
     scf.YieldOp([])
 
 
-def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, launched: bool) -> Mapping:
+def grouped_reduction(lowering: KernelLowering, reduction: uop.RangeReduceOp, thread: ir.Value, shared: ir.Value, local: int) -> ir.Value:
+  """`reduction` computed by the workgroup's `local` threads together: strided partials, then a tree through `shared`;
+  every thread gets the result."""
+  index, kind, element = ir.IndexType.get(), reduce_kind(reduction), reduction.result.type
+  ranges = list(reduction.ranges)
+  partial = scf.ForOp(thread, arith.constant(index, prod(range_size(r) for r in ranges)), arith.constant(index, local),
+                      [reduce_identity(kind, element)])
+  with ir.InsertionPoint(partial.body):
+    lowering.scopes.append(delinearize(partial.induction_variable, ranges))
+    scf.YieldOp([combine(kind, element, partial.inner_iter_args[0], lowering.emit_summand(reduction))])
+    lowering.scopes.pop()
+  memref.store(store(element, partial.results[0]), shared, [thread])
+  gpu.barrier()
+  steps = scf.ForOp(arith.constant(index, 0), arith.constant(index, local.bit_length() - 1), arith.constant(index, 1))
+  with ir.InsertionPoint(steps.body):
+    stride = arith.shrui(arith.constant(index, local // 2), steps.induction_variable)
+    active = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, thread, stride))
+    with ir.InsertionPoint(active.then_block):
+      mine, other = (load(element, memref.load(shared, [i])) for i in (thread, arith.addi(thread, stride)))
+      memref.store(store(element, combine(kind, element, mine, other)), shared, [thread])
+      scf.YieldOp([])
+    gpu.barrier()
+    scf.YieldOp([])
+  return load(element, memref.load(shared, [arith.constant(index, 0)]))
+
+
+def grouped_body(lowering: KernelLowering, stored: uop.StoreOp, rows: Rows, mapping: Mapping, shared: list[ir.Value]) -> None:
+  """Workgroup `block_id.x` computes its row: the reductions together, in turn, then thread t the row's outputs t, t + local, ..."""
+  index, thread = ir.IndexType.get(), gpu.thread_id(gpu.Dimension.x)
+  lowering.scopes.append(delinearize(gpu.block_id(gpu.Dimension.x), rows.outer) if rows.outer else {})
+  for reduction, buffer in zip(rows.reductions, shared):
+    lowering.scopes[-1][reduction.result] = grouped_reduction(lowering, reduction, thread, buffer, mapping.local)
+  outputs = scf.ForOp(thread, arith.constant(index, mapping.total // mapping.rows), arith.constant(index, mapping.local))
+  with ir.InsertionPoint(outputs.body):
+    store_at(lowering, stored, rows.inner, outputs.induction_variable)
+    scf.YieldOp([])
+  lowering.scopes.pop()
+
+
+def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, launched: bool) -> Mapping:
   """Replace `kernel` by a gpu.module holding its gpu.func (and a declaration if it is `launched`); the mapping chosen."""
   end = kernel_end(kernel.operation)
   stored, ranges, name = end.src.owner, list(end.ranges), kernel.sym_name.value
-  mapping = choose_mapping(prod(range_size(r) for r in ranges), local_size, outputs_per_thread)
+  total, rows = prod(range_size(r) for r in ranges), kernel_rows(stored, ranges)
+  mapping = choose_grouped(total, rows, local_size, group_reduce) or choose_mapping(total, local_size, outputs_per_thread)
   params = list(kernel.entry_block.arguments)
+  inputs = [storage_memref(p.type) for p in params]
+  shared = [ir.MemRefType.get([mapping.local], storage_type(r.result.type), memory_space=ir.Attribute.parse(WORKGROUP))
+            for r in rows.reductions] if mapping.group else []
   with ir.InsertionPoint(kernel):
     gpu_module = gpu.GPUModuleOp(f"{name}_module")
     with ir.InsertionPoint(gpu_module.bodyRegion.blocks.append()):
-      mapped = gpu.GPUFuncOp(ir.FunctionType.get([storage_memref(p.type) for p in params], []), name, kernel=True,
-                             known_block_size=[mapping.local, 1, 1])
+      mapped = gpu.GPUFuncOp(ir.FunctionType.get(inputs, []), name, kernel=True, known_block_size=[mapping.local, 1, 1])
       GPU.set(mapped, mapping.record())
-      entry = mapped.add_entry_block()
+      if shared: mapped.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(shared))
+      entry = mapped.body.blocks.append(*inputs, *shared, arg_locs=[mapped.location] * (len(inputs) + len(shared)))
     with ir.InsertionPoint(entry):
-      if mapping.total: thread_body(KernelLowering(dict(zip(params, entry.arguments))), stored, ranges, mapping)
+      lowering = KernelLowering(dict(zip(params, entry.arguments)))
+      if mapping.group: grouped_body(lowering, stored, rows, mapping, list(entry.arguments)[len(inputs):])
+      elif mapping.total: thread_body(lowering, stored, ranges, mapping)
       gpu.ReturnOp([])
     if launched: func.FuncOp(name, (kernel.type.inputs, []), visibility="private")
   kernel.operation.erase()
@@ -137,15 +236,15 @@ def launched_kernels(module: ir.Operation) -> set[str]:
           if isinstance(fn, func.FuncOp) for op in body(fn) if isinstance(op, uop.LaunchOp)}
 
 
-@register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output (explain=1 prints each mapping)",
-          takes=("split", "scheduled", "kernel"))
+@register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output, or one row per workgroup reducing "
+          "together when rows * group_reduce < the reduction's length (explain=1 prints each mapping)", takes=("split", "scheduled", "kernel"))
 def gpu_map(module: ir.Operation, local_size: Annotated[int, Within(1, 1024, power_of_two=True)] = 256,
-            outputs_per_thread: Annotated[int, Within(1, 64)] = 1, explain: bool = False) -> None:
+            outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32, explain: bool = False) -> None:
   kernels = [fn for fn in functions_with(module, uop.EndOp.OPERATION_NAME) if KERNEL.get(fn)]
   if not kernels: return
   module.attributes["gpu.container_module"] = ir.UnitAttr.get()
   launched = launched_kernels(module)
   for kernel in kernels:
     name = kernel.sym_name.value
-    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, name in launched)
+    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, name in launched)
     if explain or DEBUG >= 3: print(f"pytc-gpu-map: {name}: {mapping}", file=sys.stderr)

@@ -27,6 +27,14 @@ class Compiler:
   def kernel_pipeline(self) -> str: raise NotImplementedError
   def lower(self, kernels: ir.Module) -> bytes: raise NotImplementedError
   def kernel_info(self, function: ir.Operation) -> KernelInfo: raise NotImplementedError
+  def kernel_functions(self, kernels: ir.Module) -> list[ir.Operation]:
+    """The kernel functions of `kernels` after the kernel pipeline, one KernelInfo each."""
+    return [op.operation for op in kernels.body.operations if KERNEL.get(op)]
+
+  def prepare(self, kernels: ir.Module) -> None:
+    """Leave in `kernels` only what the lowering takes (the kernel functions)."""
+    for op in [op for op in kernels.body.operations if not KERNEL.get(op)]: op.operation.erase()
+
   def check(self, code: bytes) -> str | None:
     """Why `code` (a binary from the disk cache) cannot be one this compiler built, or None; a damaged entry is dropped and rebuilt."""
     return None
@@ -42,12 +50,12 @@ class Compiler:
     pass pipeline (the compile driver's, with its dumps)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
     kernel_ir = str(kernels)
-    functions = [op for op in kernels.body.operations if KERNEL.get(op)]
-    infos = tuple(self.kernel_info(op.operation) for op in functions)
+    functions = self.kernel_functions(kernels)
+    infos = tuple(self.kernel_info(function) for function in functions)
     key = self.cache_key(kernel_ir)
     if cached and functions and (code := kernel_cache.load(key, self.check)) is not None:
       return Binary(self.target.cache_key(), code, infos), kernel_ir, True
-    for op in [op for op in kernels.body.operations if not KERNEL.get(op)]: op.operation.erase()
+    self.prepare(kernels)
     run_pipeline(kernels, self.lowering_pipeline, f"{dump_name}/3-{self.target.name}")
     code = self.lower(kernels) if functions else b""
     if functions: kernel_cache.store(key, code)

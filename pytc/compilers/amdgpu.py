@@ -51,6 +51,12 @@ declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
 """
 
 
+# Rounding the AMDGPU backend does in one instruction (v_floor, v_ceil), which convert-gpu-to-rocdl would make device-library
+# calls (__ocml_floor_f32, ...): pytc's exp and sin polynomials round with floor. They become calls of the LLVM intrinsics,
+# which the lowering leaves alone (it would turn llvm.intr.floor into the library call too)
+NATIVE_MATH = {"math.floor": "llvm.floor", "math.ceil": "llvm.ceil"}
+
+
 class ToolchainMissing(RuntimeError):
   """A package the AMD toolchain needs is not installed."""
 
@@ -62,6 +68,20 @@ class AMDGPUCompileError(RuntimeError):
 def wave_size(chip: str) -> int:
   """Threads of a wavefront pytc compiles for: 64 on gfx9 (CDNA), 32 from gfx10 on (RDNA)."""
   return 64 if gfx_major(chip) < 10 else 32
+
+
+def native_math(module: ir.Module) -> None:
+  """NATIVE_MATH's ops -> their LLVM intrinsics, before convert-gpu-to-rocdl turns them into device-library calls."""
+  found: list[ir.Operation] = []
+  def visit(op: ir.Operation) -> ir.WalkResult:
+    if op.name in NATIVE_MATH: found.append(op)
+    return ir.WalkResult.ADVANCE
+  module.operation.walk(visit)
+  for op in found:
+    with ir.InsertionPoint(op), op.location:
+      native = llvm_dialect.call_intrinsic(op.results[0].type, NATIVE_MATH[op.name], list(op.operands), [], [])
+    op.results[0].replace_all_uses_with(native)
+    op.erase()
 
 
 def lowering_pipeline(chip: str) -> str:
@@ -85,9 +105,16 @@ def llvm_ir(module: ir.Module, chip: str) -> dict[str, str]:
   gfx_major(chip)
   with module.context, ir.Location.unknown():
     lowered = ir.Module.parse(str(module))
+    native_math(lowered)
     try: PassManager.parse(lowering_pipeline(chip)).run(lowered.operation)
     except ir.MLIRError as e: raise AMDGPUCompileError(f"convert-gpu-to-rocdl for {chip} failed: {e}") from None
-    out = {}
+    return translate(lowered)
+
+
+def translate(lowered: ir.Module) -> dict[str, str]:
+  """LLVM IR text of each `gpu.module` of `lowered` (after the lowering pipeline), by the module's name."""
+  out = {}
+  with lowered.context, ir.Location.unknown():
     for gpu_module in [op.operation for op in lowered.body.operations if op.operation.name == "gpu.module"]:
       kernels = ir.Module.create()
       kernels.operation.attributes["llvm.data_layout"] = gpu_module.attributes["llvm.data_layout"]
@@ -95,7 +122,7 @@ def llvm_ir(module: ir.Module, chip: str) -> dict[str, str]:
       with ir.InsertionPoint(kernels.body):
         for op in gpu_module.regions[0].blocks[0].operations: op.clone()
       out[ir.StringAttr(gpu_module.attributes["sym_name"]).value] = str(llvm_dialect.translate_module_to_llvmir(kernels.operation))
-    return out
+  return out
 
 
 def link(obj: bytes, name: str) -> bytes:

@@ -19,18 +19,23 @@ from mlir.passmanager import PassManager
 
 CHIPS = ("sm_80", "sm_90")
 ROUNDED_SQRT = {"f32": "llvm.nvvm.sqrt.rn.f", "f64": "llvm.nvvm.sqrt.rn.d"}
+TO_PTX = "gpu-module-to-binary{format=isa}"  # lowered gpu.modules to gpu.binary ops holding their PTX
 
 
 class PTXError(RuntimeError):
   """The kernels did not lower to PTX, or ptxas rejected it."""
 
 
-def lowering_pipeline(chip: str) -> str:
-  return (f"builtin.module(nvvm-attach-target{{chip={chip} O=3}}, gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf, "
-          "convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts, gpu-module-to-binary{format=isa})")
+def nvvm_passes(chip: str) -> str:
+  """The passes taking `gpu.module`s to the LLVM dialect (NVVM) for `chip`, with the target attached."""
+  return (f"nvvm-attach-target{{chip={chip} O=3}}, gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf, "
+          "convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts")
 
 
-def _rounded_sqrt(module: ir.Module) -> None:
+def lowering_pipeline(chip: str) -> str: return f"builtin.module({nvvm_passes(chip)}, {TO_PTX})"
+
+
+def rounded_sqrt(module: ir.Module) -> None:
   """math.sqrt of f32/f64 -> the correctly rounded NVVM intrinsic, before convert-gpu-to-nvvm turns it into a libdevice call."""
   found: list[ir.Operation] = []
   def visit(op: ir.Operation) -> ir.WalkResult:
@@ -50,17 +55,23 @@ def ptx(module: ir.Module, chip: str = "sm_90") -> dict[str, str]:
   with module.context, ir.Location.unknown():
     lowered = ir.Module.parse(str(module))
     lowered.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-    _rounded_sqrt(lowered)
+    rounded_sqrt(lowered)
     try: PassManager.parse(lowering_pipeline(chip)).run(lowered.operation)
     except ir.MLIRError as e: raise PTXError(f"lowering to PTX for {chip} failed: {e}") from None
-    out = {}
-    for binary in [op.operation for op in lowered.body.operations if op.operation.name == "gpu.binary"]:
-      name = ir.StringAttr(binary.attributes["sym_name"]).value
-      text = gpu.ObjectAttr(ir.ArrayAttr(binary.attributes["objects"])[0]).object.decode()
-      if unresolved := sorted(set(re.findall(r"\.extern\s+\.func[^;]*?\b(\w+)\s*\(", text))):
-        raise PTXError(f"the PTX of {name} for {chip} calls functions it does not define: {', '.join(unresolved)}")
-      out[name] = text
-    return out
+    return texts(lowered, chip)
+
+
+def texts(lowered: ir.Module, chip: str) -> dict[str, str]:
+  """The PTX of each `gpu.binary` of `lowered` (after the lowering pipeline), by name; PTXError when one calls a function it
+  does not define."""
+  out = {}
+  for binary in [op.operation for op in lowered.body.operations if op.operation.name == "gpu.binary"]:
+    name = ir.StringAttr(binary.attributes["sym_name"]).value
+    text = gpu.ObjectAttr(ir.ArrayAttr(binary.attributes["objects"])[0]).object.decode()
+    if unresolved := sorted(set(re.findall(r"\.extern\s+\.func[^;]*?\b(\w+)\s*\(", text))):
+      raise PTXError(f"the PTX of {name} for {chip} calls functions it does not define: {', '.join(unresolved)}")
+    out[name] = text
+  return out
 
 
 def cubin(ptx_text: str, chip: str = "sm_90") -> bytes | None:

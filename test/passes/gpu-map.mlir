@@ -3,6 +3,7 @@
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map='local_size=16' -o /dev/null
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map='local_size=16 explain=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN16
+// RUN: pytc-opt %s --split-input-file -pytc-gpu-map='group_reduce=0 explain=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SERIAL
 // The output goes through the upstream lowerings as it is: NVVM down to PTX, and ROCDL (the AMDGPU backend is not in
 // this LLVM, so no binary).
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map | pytc-opt --split-input-file --pass-pipeline='builtin.module(convert-scf-to-cf, nvvm-attach-target{chip=sm_90}, gpu.module(convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts, gpu-module-to-binary{format=isa})' | FileCheck %s --check-prefix=PTX
@@ -17,8 +18,14 @@
 // EXPLAIN-NEXT: pytc-gpu-map: E_2_1_3: 6 outputs, grid 1 x local 32, 1 per thread, tail guarded
 // EXPLAIN-NEXT: pytc-gpu-map: any_8: 1 output, grid 1 x local 32, 1 per thread, tail guarded
 // EXPLAIN-NEXT: pytc-gpu-map: E_0_4: no outputs: launches nothing
+// EXPLAIN-NEXT: pytc-gpu-map: softmax_4_2048: 8192 outputs in 4 rows, grid 4 x local 256, 2 reductions of up to 2048 grouped per workgroup, 8 per thread
+// EXPLAIN-NEXT: pytc-gpu-map: r_250: 1 output in 1 row, grid 1 x local 256, 1 reduction of up to 250 grouped per workgroup, 1 per thread
 // EXPLAIN16: pytc-gpu-map: E_4_8: 32 outputs, grid 2 x local 16, 1 per thread
 // EXPLAIN16: pytc-gpu-map: E_40: 40 outputs, grid 3 x local 16, 1 per thread, tail guarded
+// EXPLAIN16: pytc-gpu-map: softmax_4_2048: 8192 outputs in 4 rows, grid 4 x local 16, 2 reductions of up to 2048 grouped per workgroup, 128 per thread
+// group_reduce=0 keeps every reduction serial, one thread per output.
+// SERIAL: pytc-gpu-map: softmax_4_2048: 8192 outputs, grid 32 x local 256, 1 per thread
+// SERIAL-NEXT: pytc-gpu-map: r_250: 1 output, grid 1 x local 32, 1 per thread, tail guarded
 
 // An elementwise 2-d kernel reading a row broadcast: 32 outputs make one workgroup of 32 threads (not 256), the
 // exact grid needs no guard; the flat index gid splits into row gid / 8 (no remainder: gid < 32) and column gid % 8.
@@ -227,5 +234,120 @@ func.func @E_0_4(%out: memref<0x4xf32>, %a: memref<0x4xf32>) attributes {pytc.ke
   %x = uop.index %a[%i, %j] : memref<0x4xf32>
   %w = uop.store %x, %out[%i, %j] : memref<0x4xf32>
   %e = uop.end %w over(%i, %j) : memref<0x4xf32>
+  return
+}
+
+// -----
+
+// Softmax over 4 rows of 2048: 4 * 32 < 2048, so one row per workgroup (grid 4, no tail) of 256 threads. Each of the
+// two reductions in turn: thread t's strided partial (k = t, t + 256, ...) to its own workgroup attribution, a barrier,
+// then 8 halving steps (stride 128 >> s, a barrier each), and every thread reads shm[0]; the sum's body reads the max.
+// Then thread t stores the row's outputs t, t + 256, ... The upstream lowerings take the workgroup memory and barriers.
+// CHECK-LABEL: gpu.func @softmax_4_2048(
+// CHECK-SAME: %[[OUT:.*]]: memref<4x2048xf32>, %[[X:.*]]: memref<4x2048xf32>) workgroup(%[[MAX:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[SUM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, pytc.gpu = {grid = 4 : i64, group = 2 : i64, local = 256 : i64, outputs = 8 : i64, total = 8192 : i64}} {
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[C2048:.*]] = arith.constant 2048 : index
+// CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK-NEXT: %[[ROW:.*]] = gpu.block_id x
+// CHECK-NEXT: %[[P:.*]] = scf.for %[[K:.*]] = %[[T]] to %[[C2048]] step %[[C256]] iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (f32) {
+// CHECK-NEXT: %[[V:.*]] = memref.load %[[X]][%[[ROW]], %[[K]]] : memref<4x2048xf32>
+// CHECK-NEXT: %[[M:.*]] = arith.maximumf %[[ACC]], %[[V]] : f32
+// CHECK-NEXT: scf.yield %[[M]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[P]], %[[MAX]][%[[T]]] : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for %[[S:.*]] = %[[C0]] to %[[C8]] step %[[C1]] {
+// CHECK-NEXT: %[[STRIDE:.*]] = arith.shrui %[[C128]], %[[S]] : index
+// CHECK-NEXT: %[[ACTIVE:.*]] = arith.cmpi ult, %[[T]], %[[STRIDE]] : index
+// CHECK-NEXT: scf.if %[[ACTIVE]] {
+// CHECK-NEXT: %[[PAIR:.*]] = arith.addi %[[T]], %[[STRIDE]] : index
+// CHECK-NEXT: %[[A:.*]] = memref.load %[[MAX]][%[[T]]]
+// CHECK-NEXT: %[[B:.*]] = memref.load %[[MAX]][%[[PAIR]]]
+// CHECK-NEXT: %[[AB:.*]] = arith.maximumf %[[A]], %[[B]] : f32
+// CHECK-NEXT: memref.store %[[AB]], %[[MAX]][%[[T]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[ROWMAX:.*]] = memref.load %[[MAX]][%[[C0]]]
+// CHECK-NEXT: %[[PS:.*]] = scf.for %{{.*}} = %[[T]] to %[[C2048]] step %[[C256]] iter_args(
+// CHECK: arith.negf %[[ROWMAX]] : f32
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK: memref.store %[[PS]], %[[SUM]][%[[T]]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.for
+// CHECK: arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : f32
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[ROWSUM:.*]] = memref.load %[[SUM]][%[[C0]]]
+// CHECK-NEXT: scf.for %[[J:.*]] = %[[T]] to %[[C2048]] step %[[C256]] {
+// CHECK: arith.divf %{{.*}}, %[[ROWSUM]] : f32
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[ROW]], %[[J]]] : memref<4x2048xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+// OPT-LABEL: gpu.func @softmax_4_2048(
+// OPT-SAME: workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>)
+// OPT-SAME: pytc.gpu = {grid = 4 : i64, group = 2 : i64, local = 128 : i64, outputs = 16 : i64, total = 8192 : i64}
+// PTX: .visible .entry softmax_4_2048(
+// PTX: .maxntid 256, 1, 1
+// PTX: .shared .align 4 .b8 __wg_softmax_4_2048_0[1024]
+// PTX: .shared .align 4 .b8 __wg_softmax_4_2048_1[1024]
+// PTX: st.shared.b32
+// PTX: bar.sync
+// PTX: max.NaN.f32
+// ROCDL: llvm.mlir.global internal @__wg_softmax_4_2048_0() {addr_space = 3 : i32} : !llvm.array<256 x f32>
+// ROCDL: llvm.func @softmax_4_2048(
+// ROCDL: rocdl.barrier
+func.func @softmax_4_2048(%out: memref<4x2048xf32>, %x: memref<4x2048xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 2
+  %j = uop.range loop 2048 id 3
+  %xj = uop.index %x[%i, %j] : memref<4x2048xf32>
+  %k = uop.range reduce 2048 id 0
+  %xk = uop.index %x[%i, %k] : memref<4x2048xf32>
+  %max = uop.range_reduce max %xk over(%k) : f32
+  %neg = uop.neg %max : f32
+  %sj = uop.add %xj, %neg : f32
+  %ej = uop.exp %sj : f32
+  %l = uop.range reduce 2048 id 1
+  %xl = uop.index %x[%i, %l] : memref<4x2048xf32>
+  %sl = uop.add %xl, %neg : f32
+  %el = uop.exp %sl : f32
+  %sum = uop.range_reduce add %el over(%l) : f32
+  %r = uop.recip %sum : f32
+  %y = uop.mul %ej, %r : f32
+  %w = uop.store %y, %out[%i, %j] : memref<4x2048xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x2048xf32>
+  return
+}
+
+// -----
+
+// The last step of a whole-tensor sum, over 250 partials: one row (no block id), 256 threads (those from 250 on add
+// nothing to their partial), and thread 0 alone stores the one output (the loop from t to 1).
+// CHECK-LABEL: gpu.func @r_250(
+// CHECK-SAME: workgroup(%[[SHM:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: pytc.gpu = {grid = 1 : i64, group = 1 : i64, local = 256 : i64, outputs = 1 : i64, total = 1 : i64}
+// CHECK-NOT: gpu.block_id
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK-NEXT: scf.for %{{.*}} = %[[T]] to %{{.*}} step %{{.*}} iter_args
+// CHECK: scf.if
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[TOTAL:.*]] = memref.load %[[SHM]][%{{.*}}]
+// CHECK-NEXT: scf.for %{{.*}} = %[[T]] to %[[ONE:.*]] step %{{.*}} {
+// CHECK-NEXT: memref.store %[[TOTAL]], %{{.*}}[] : memref<f32>
+// PTX: .visible .entry r_250(
+// PTX: bar.sync
+func.func @r_250(%out: memref<f32>, %x: memref<1x1x250xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %k = uop.range reduce 250 id 0
+  %v = uop.index %x[%c0, %c0, %k] : memref<1x1x250xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[] : memref<f32>
+  %e = uop.end %w over() : memref<f32>
   return
 }

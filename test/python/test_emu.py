@@ -33,3 +33,53 @@ def test_tinyjit_replays_on_emu():
   for _ in range(4):
     a = RNG.standard_normal((5, 300)).astype(np.float32)
     np.testing.assert_allclose(step(Tensor(a, device="EMU")).numpy(), (a * a).sum(1), rtol=1e-5)
+
+
+def softmax(a: np.ndarray) -> np.ndarray: return (e := np.exp(a - a.max(-1, keepdims=True))) / e.sum(-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(6, 2048), (3, 3000)], ids=["rows-2048", "rows-3000"])
+def test_grouped_row_reductions(shape):
+  """Few long rows: each row's reductions are grouped across a workgroup (strided partials, a tree in workgroup memory)."""
+  a = RNG.standard_normal(shape).astype(np.float32)
+  x = Tensor(a, device="EMU")
+  np.testing.assert_allclose(x.softmax(-1).numpy(), softmax(a), rtol=1e-5, atol=1e-8)
+  np.testing.assert_allclose(x.log_softmax(-1).numpy(), np.log(softmax(a.astype(np.float64))), rtol=1e-5, atol=1e-5)
+  mean = a.mean(-1, keepdims=True, dtype=np.float64)
+  normed = (a - mean) / np.sqrt(((a - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+  np.testing.assert_allclose(x.layernorm().numpy(), normed, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(x.sum(-1).numpy(), a.sum(-1, dtype=np.float64), rtol=1e-5, atol=1e-3)
+
+
+def test_grouped_whole_sum():
+  a = RNG.standard_normal(1_000_000).astype(np.float32)
+  np.testing.assert_allclose(Tensor(a, device="EMU").sum().numpy(), a.sum(dtype=np.float64), rtol=1e-5)
+  np.testing.assert_allclose(Tensor(a, device="EMU").abs().max().numpy(), np.abs(a).max())
+
+
+def test_grouped_max_nan_and_inf():
+  """A NaN anywhere in a row is its max (whichever thread's partial holds it); an all -inf row stays -inf."""
+  a = RNG.standard_normal((5, 4096)).astype(np.float32)
+  a[1, 2049], a[2, :] = np.nan, -np.inf
+  a[3, 4095], a[4, 0] = np.inf, np.nan
+  x = Tensor(a, device="EMU")
+  np.testing.assert_array_equal(x.max(-1).numpy(), a.max(-1))
+  np.testing.assert_array_equal(x.min(-1).numpy(), a.min(-1))
+  np.testing.assert_array_equal(x.argmax(-1).numpy(), a.argmax(-1))
+  np.testing.assert_array_equal(x.argmin(-1).numpy(), a.argmin(-1))
+
+
+def test_grouped_integer_and_bool_reductions():
+  i = RNG.integers(-1000, 1000, (4, 5000)).astype(np.int32)
+  np.testing.assert_array_equal(Tensor(i, device="EMU").sum(-1).numpy(), i.sum(-1))
+  np.testing.assert_array_equal(Tensor(i, device="EMU").max(-1).numpy(), i.max(-1))
+  np.testing.assert_array_equal(Tensor(i, device="EMU").prod(-1).numpy(), i.prod(-1, dtype=np.int32))
+  u = RNG.integers(0, 255, 9000).astype(np.uint8)
+  np.testing.assert_array_equal(Tensor(u, device="EMU").max().numpy(), u.max())
+  b = np.zeros((3, 4000), bool)
+  b[1, 3999] = True
+  np.testing.assert_array_equal(Tensor(b, device="EMU").any(-1).numpy(), b.any(-1))
+  np.testing.assert_array_equal(Tensor(~b, device="EMU").all(-1).numpy(), (~b).all(-1))
+  ties = np.zeros((2, 3000), np.float32)
+  ties[1, [5, 700, 2999]] = 1
+  np.testing.assert_array_equal(Tensor(ties, device="EMU").argmax(-1).numpy(), ties.argmax(-1))

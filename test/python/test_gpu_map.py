@@ -2,6 +2,7 @@
 compute what NumPy does when their threads run one after another on the CPU, and the kernels pytc's scheduler makes all
 map and lower through convert-gpu-to-nvvm."""
 import ctypes
+import importlib.util
 
 import numpy as np
 import pytest
@@ -11,10 +12,12 @@ from mlir.execution_engine import ExecutionEngine
 
 from pytc import Tensor
 from pytc.compiler import context, copy_module, run_pipeline
+from pytc.compilers import amdgpu, ptx
 from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.passes.common.attributes import GPU
 from pytc.passes.gpu.map_kernels import WARP, choose_mapping
 from pytc.realize import schedule
+from pytc.runtime import amd_code_object
 
 
 @pytest.mark.parametrize("local_size", [1, 16, 32, 256, 1024])
@@ -163,3 +166,44 @@ def test_pytc_kernels_lower_to_nvvm(build):
     assert all(rec["grid"] * rec["local"] * rec["outputs"] >= rec["total"] for rec in kernels.values())
     run_pipeline(module, "builtin.module(convert-scf-to-cf, gpu.module(convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts)")
   assert str(module).count("nvvm.kernel") == len(names)
+
+
+def mapped_records(out: Tensor, options: str = "") -> tuple[ir.Module, dict[str, dict[str, int]]]:
+  """The scheduled kernels of `out` mapped (with `options`), and each kernel's pytc.gpu record."""
+  module = scheduled_kernels(out)
+  with module.context:
+    run_pipeline(module, f"builtin.module(pytc-gpu-map{{{options}}})")
+    return module, {op.bodyRegion.blocks[0].operations[0].name.value: GPU.get(op.bodyRegion.blocks[0].operations[0]) for op in module.body.operations}
+
+
+@pytest.mark.parametrize("build, grouped", [
+  (lambda x: x.softmax(-1), [(2, 6)]),
+  (lambda x: x.layernorm(), [(2, 6)]),
+  (lambda x: x.argmax(-1), [(2, 6)]),  # the row max inside argmax's index reduction is grouped first
+  (lambda x: x.max(-1), [(1, 6)]),
+  (lambda x: x.reshape(-1).sum(), [(1, 1)]),  # split into partials: the partials' kernel serial, their sum grouped
+  (lambda x: x.T.reshape(64, -1).sum(-1), []),  # 64 rows of 192: 64 * 32 >= 192, a thread per row
+  (lambda x: x[:, :4].softmax(-1), []),
+], ids=["softmax", "layernorm", "argmax", "max", "whole-sum", "many-rows", "short-rows"])
+def test_group_reduce_rule(build, grouped):
+  """A kernel is grouped (one row per workgroup) when rows * group_reduce < its longest reduction; group_reduce=0 never."""
+  x = Tensor(np.random.default_rng(2).standard_normal((6, 2048)).astype(np.float32))
+  _, records = mapped_records(build(x))
+  assert [(rec["group"], rec["grid"]) for rec in records.values() if "group" in rec] == grouped
+  for rec in records.values():
+    if "group" in rec: assert rec["local"] == 256 and rec["outputs"] * rec["local"] * rec["grid"] >= rec["total"]
+  _, serial = mapped_records(build(x), "group_reduce=0")
+  assert not any("group" in rec for rec in serial.values())
+
+
+def test_grouped_kernels_compile_for_gpus():
+  """Workgroup memory and barriers go through convert-gpu-to-nvvm (shared memory and bar.sync in the PTX) and
+  convert-gpu-to-rocdl (a group segment in the AMD code object's kernel descriptor)."""
+  module, records = mapped_records(Tensor(np.zeros((4, 2048), np.float32)).softmax(-1))
+  (name, record), = records.items()
+  assert record["group"] == 2
+  text = ptx.ptx(module, "sm_80")[f"{name}_module"]
+  assert ".shared" in text and "bar.sync" in text and f".entry {name}(" in text
+  if any(importlib.util.find_spec(p) is None for p in ("llvmlite", "ziglang")): pytest.skip("AMD code objects need llvmlite and ziglang")
+  kernel = amd_code_object.parse(amdgpu.code_object(module, "gfx942")[f"{name}_module"]).kernels[name]
+  assert kernel.group_segment_fixed_size >= 2 * 256 * 4 and kernel.max_flat_workgroup_size == 256
