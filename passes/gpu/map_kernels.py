@@ -31,6 +31,19 @@ output: thread 0). The combine is the CPU lowering's, from its identity (a float
 arith.maximumf, as the CPU's NaN flag does). Barriers stay at the top level or in that scf.for (constant bounds, no
 iter_args) and only scalars live across them, as pytc-gpu-emulate requires; `pytc.gpu` records `group` (the number of
 grouped reductions) and `outputs` (per thread per row). `group_reduce=0` keeps every reduction serial in its thread.
+
+Tiled matmuls: a kernel is matmul-shaped when its store is a function of one f32 add-reduction over one range k of a
+product `a * b`, `a` varying with k, an output range i and output (batch) ranges `b` does not vary with, `b` with k, an
+output range j and batch ranges `a` does not vary with (the innermost such range of each is i or j; `a` and `b` hold no
+reduction). Unless grouped (few outputs, a long k), such a kernel runs tile x tile output tiles (`tile`, 16: 256 threads,
+needing local_size >= tile * tile), one per workgroup (grid = ceil(i / tile) * ceil(j / tile) * batch, the batch index
+outermost in block_id.x); thread t computes output (i0 + t / tile, j0 + t % tile). For each k step of `tile` (an scf.for
+without iter_args), each thread stages a(i0 + t / tile, k0 + t % tile) and b(k0 + t / tile, j0 + t % tile) in two
+workgroup attributions `memref<tile x tile x f32>` (0 where out of bounds: computed under an scf.if, no barrier inside),
+a barrier, adds its tile products in order to its own slot of a third attribution `memref<tile * tile x f32>` (the
+accumulator outlives the barriers without being carried by the loop), a barrier; then what the store computes from the
+sum, stored under `scf.if` where the tiles overshoot. `pytc.gpu` records `tile`; `tile=0` keeps the thread-per-output
+mapping.
 """
 import sys
 from dataclasses import dataclass
@@ -44,8 +57,8 @@ from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Limit, Within, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, reduce_identity, storage_memref
-from pytc.passes.codegen.scalar import load, storage_type, store
-from pytc.passes.common.analysis import computation, free_ranges, kernel_end
+from pytc.passes.codegen.scalar import constant, load, storage_type, store
+from pytc.passes.common.analysis import computation, defining, free_ranges, kernel_end
 from pytc.passes.common.attributes import GPU, KERNEL
 from pytc.passes.common.forms import body
 from pytc.passes.common.uops import reduce_kind
@@ -63,17 +76,23 @@ class Mapping:
   outputs: int
   rows: int = 0
   group: int = 0
-  reduce: int = 0  # grouped: the longest reduction's length
+  reduce: int = 0  # grouped: the longest reduction's length; tiled: the reduction's
+  tile: int = 0  # tiled: the side of each workgroup's square output tile
+  tiles: int = 0  # tiled: the workgroups (output tiles)
 
   @property
-  def grid(self) -> int: return self.rows if self.group else -(-self.total // (self.local * self.outputs))
+  def grid(self) -> int: return self.tiles if self.tile else self.rows if self.group else -(-self.total // (self.local * self.outputs))
   @property
-  def tail(self) -> bool: return not self.group and self.grid * self.local * self.outputs != self.total
+  def tail(self) -> bool: return not self.group and not self.tile and self.grid * self.local * self.outputs != self.total
   def record(self) -> dict[str, int]:
-    return {"local": self.local, "grid": self.grid, "outputs": self.outputs, "total": self.total} | ({"group": self.group} if self.group else {})
+    return ({"local": self.local, "grid": self.grid, "outputs": self.outputs, "total": self.total} | ({"group": self.group} if self.group else {})
+            | ({"tile": self.tile} if self.tile else {}))
 
   def __str__(self) -> str:
     if not self.total: return "no outputs: launches nothing"
+    if self.tile:
+      return (f"{self.total} output{'s' * (self.total > 1)}, matmul in {self.tile}x{self.tile} tiles through workgroup memory, "
+              f"grid {self.grid} x local {self.local}, k {self.reduce} in steps of {self.tile}")
     if self.group:
       return (f"{self.total} output{'s' * (self.total > 1)} in {self.rows} row{'s' * (self.rows > 1)}, grid {self.grid} x local {self.local}, "
               f"{self.group} reduction{'s' * (self.group > 1)} of up to {self.reduce} grouped per workgroup, {self.outputs} per thread")
@@ -117,6 +136,45 @@ def choose_grouped(total: int, rows: Rows, local_size: int, group_reduce: int) -
   return Mapping(total, local, -(-(total // rows.count) // local), rows.count, len(rows.reductions), rows.length)
 
 
+@dataclass(frozen=True)
+class Matmul:
+  """A kernel whose store is a function of one f32 sum over range `k` of `a * b`, `a` varying with output range `i`, `k`
+  and `batch` ranges only, `b` with `k`, output range `j` and `batch` only."""
+  reduction: uop.RangeReduceOp
+  a: ir.Value
+  b: ir.Value
+  i: ir.Value
+  j: ir.Value
+  k: ir.Value
+  batch: list[ir.Value]
+
+  def tiles(self, tile: int) -> int:
+    return prod(range_size(r) for r in self.batch) * -(-range_size(self.i) // tile) * -(-range_size(self.j) // tile)
+
+
+def varying(value: ir.Value) -> set[ir.Value] | None:
+  """The ranges `value` varies with, or None when a reduction computes it."""
+  ops = computation(value)
+  if any(isinstance(op, uop.RangeReduceOp) for op in ops): return None
+  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and isinstance(v.owner, uop.RangeOp)}
+  return used | ({value} if not isinstance(value, ir.BlockArgument) and isinstance(value.owner, uop.RangeOp) else set())
+
+
+def matmul_shape(stored: uop.StoreOp, ranges: list[ir.Value]) -> Matmul | None:
+  """The kernel's matmul when its store is matmul-shaped (Matmul), else None."""
+  f32, outputs = ir.F32Type.get(), set(ranges)
+  reductions = [op for op in computation(stored.value) if isinstance(op, uop.RangeReduceOp)]
+  if len(reductions) != 1 or reduce_kind(reduction := reductions[0]) != uop.ReduceKind.add or len(reduction.ranges) != 1: return None
+  if reduction.result.type != f32 or (product := defining(reduction.src, uop.MulOp)) is None: return None
+  k, (a, b) = reduction.ranges[0], (product.lhs, product.rhs)
+  if a.type != f32 or b.type != f32 or (in_a := varying(a)) is None or (in_b := varying(b)) is None: return None
+  if k not in in_a or k not in in_b or not (in_a | in_b) <= outputs | {k}: return None
+  only_a, only_b = [r for r in ranges if r in in_a - in_b], [r for r in ranges if r in in_b - in_a]
+  if not only_a or not only_b: return None
+  i, j = only_a[-1], only_b[-1]  # the innermost: any other is a batch range one operand broadcasts over
+  return Matmul(reduction, a, b, i, j, k, [r for r in ranges if r not in (i, j)])
+
+
 def global_thread(local: int) -> ir.Value:
   """block_id.x * local + thread_id.x"""
   index = ir.IndexType.get()
@@ -137,11 +195,16 @@ def delinearize(flat: ir.Value, ranges: list[ir.Value]) -> dict[ir.Value, ir.Val
   return indices
 
 
-def store_at(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], flat: ir.Value) -> None:
-  """The kernel's store (and what it computes) at output `flat`."""
-  lowering.scopes.append(delinearize(flat, ranges))
+def store_with(lowering: KernelLowering, stored: uop.StoreOp, indices: dict[ir.Value, ir.Value]) -> None:
+  """The kernel's store (and what it computes) with `indices` for its ranges (and values)."""
+  lowering.scopes.append(indices)
   lowering.store(stored)
   lowering.scopes.pop()
+
+
+def store_at(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], flat: ir.Value) -> None:
+  """The kernel's store (and what it computes) at output `flat`."""
+  store_with(lowering, stored, delinearize(flat, ranges))
 
 
 def store_output(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], flat: ir.Value, mapping: Mapping) -> None:
@@ -203,16 +266,81 @@ def grouped_body(lowering: KernelLowering, stored: uop.StoreOp, rows: Rows, mapp
   lowering.scopes.pop()
 
 
-def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, launched: bool) -> Mapping:
+def within(bounds: list[tuple[ir.Value, int, int]]) -> ir.Value | None:
+  """Whether each index is below its size, checked only where its tiles may overshoot (size not a multiple of the tile)."""
+  checks = [arith.cmpi(arith.CmpIPredicate.ult, x, arith.constant(ir.IndexType.get(), size)) for x, size, tile in bounds if size % tile]
+  return checks[0] if len(checks) == 1 else arith.andi(*checks) if checks else None
+
+
+def guarded_value(lowering: KernelLowering, value: ir.Value, indices: dict[ir.Value, ir.Value], inside: ir.Value | None) -> ir.Value:
+  """`value` at `indices` where `inside` (None: everywhere), else 0 (under an scf.if, so nothing out of bounds is read)."""
+  if inside is None:
+    lowering.scopes.append(indices)
+    result = lowering.emit(value)
+    lowering.scopes.pop()
+    return result
+  guard = scf.IfOp(inside, [value.type], has_else=True)
+  with ir.InsertionPoint(guard.then_block):
+    lowering.scopes.append(indices)
+    scf.YieldOp([lowering.emit(value)])
+    lowering.scopes.pop()
+  with ir.InsertionPoint(guard.else_block): scf.YieldOp([constant(value.type, 0)])
+  return guard.results[0]
+
+
+def tiled_body(lowering: KernelLowering, stored: uop.StoreOp, mm: Matmul, tile: int, shared: list[ir.Value]) -> None:
+  """Workgroup `block_id.x` computes one tile x tile block of outputs, thread t = (ty, tx) its output (ty, tx): for each
+  k step of `tile`, the threads stage one element each of the `a` and `b` tiles (0 out of bounds) in workgroup memory, a
+  barrier, each thread sums its row of `a` times its column of `b` into its own accumulator slot, a barrier; then the
+  guarded store of what the kernel computes from the sum."""
+  index, (tile_a, tile_b, accumulators) = ir.IndexType.get(), shared
+  c = lambda n: arith.constant(index, n)  # noqa: E731
+  rows, columns, depth = range_size(mm.i), range_size(mm.j), range_size(mm.k)
+  thread, block = gpu.thread_id(gpu.Dimension.x), gpu.block_id(gpu.Dimension.x)
+  ty, tx = arith.divui(thread, c(tile)), arith.remui(thread, c(tile))
+  column_tiles, row_tiles = -(-columns // tile), -(-rows // tile)
+  rest = arith.divui(block, c(column_tiles))
+  row, column = (arith.addi(arith.muli(arith.remui(x, c(n)), c(tile)), t) for x, n, t in ((rest, row_tiles, ty), (block, column_tiles, tx)))
+  batch = delinearize(arith.divui(rest, c(row_tiles)), mm.batch) if mm.batch else {}
+  f32 = ir.F32Type.get()
+  memref.store(constant(f32, 0), accumulators, [thread])
+  steps = scf.ForOp(c(0), c(depth), c(tile))
+  with ir.InsertionPoint(steps.body):
+    k_a, k_b = arith.addi(steps.induction_variable, tx), arith.addi(steps.induction_variable, ty)
+    a = guarded_value(lowering, mm.a, batch | {mm.i: row, mm.k: k_a}, within([(row, rows, tile), (k_a, depth, tile)]))
+    b = guarded_value(lowering, mm.b, batch | {mm.k: k_b, mm.j: column}, within([(k_b, depth, tile), (column, columns, tile)]))
+    memref.store(a, tile_a, [ty, tx])
+    memref.store(b, tile_b, [ty, tx])
+    gpu.barrier()
+    products = scf.ForOp(c(0), c(tile), c(1), [memref.load(accumulators, [thread])])
+    with ir.InsertionPoint(products.body):
+      kk = products.induction_variable
+      product = arith.mulf(memref.load(tile_a, [ty, kk]), memref.load(tile_b, [kk, tx]))
+      scf.YieldOp([combine(uop.ReduceKind.add, f32, products.inner_iter_args[0], product)])
+    memref.store(products.results[0], accumulators, [thread])
+    gpu.barrier()
+    scf.YieldOp([])
+  output = batch | {mm.i: row, mm.j: column, mm.reduction.result: memref.load(accumulators, [thread])}
+  if (inside := within([(row, rows, tile), (column, columns, tile)])) is None: return store_with(lowering, stored, output)
+  guard = scf.IfOp(inside)
+  with ir.InsertionPoint(guard.then_block):
+    store_with(lowering, stored, output)
+    scf.YieldOp([])
+
+
+def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, tile: int, launched: bool) -> Mapping:
   """Replace `kernel` by a gpu.module holding its gpu.func (and a declaration if it is `launched`); the mapping chosen."""
   end = kernel_end(kernel.operation)
   stored, ranges, name = end.src.owner, list(end.ranges), kernel.sym_name.value
   total, rows = prod(range_size(r) for r in ranges), kernel_rows(stored, ranges)
-  mapping = choose_grouped(total, rows, local_size, group_reduce) or choose_mapping(total, local_size, outputs_per_thread)
+  mm = matmul_shape(stored, ranges) if total and tile and tile * tile <= local_size else None
+  tiled = Mapping(total, tile * tile, 1, reduce=range_size(mm.k), tile=tile, tiles=mm.tiles(tile)) if mm else None
+  mapping = choose_grouped(total, rows, local_size, group_reduce) or tiled or choose_mapping(total, local_size, outputs_per_thread)
   params = list(kernel.entry_block.arguments)
-  inputs = [storage_memref(p.type) for p in params]
-  shared = [ir.MemRefType.get([mapping.local], storage_type(r.result.type), memory_space=ir.Attribute.parse(WORKGROUP))
-            for r in rows.reductions] if mapping.group else []
+  inputs, workgroup = [storage_memref(p.type) for p in params], ir.Attribute.parse(WORKGROUP)
+  shared = [ir.MemRefType.get([mapping.local], storage_type(r.result.type), memory_space=workgroup) for r in rows.reductions] if mapping.group else []
+  if mapping.tile:
+    shared = [ir.MemRefType.get(shape, ir.F32Type.get(), memory_space=workgroup) for shape in ([tile, tile], [tile, tile], [tile * tile])]
   with ir.InsertionPoint(kernel):
     gpu_module = gpu.GPUModuleOp(f"{name}_module")
     with ir.InsertionPoint(gpu_module.bodyRegion.blocks.append()):
@@ -223,6 +351,7 @@ def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, gr
     with ir.InsertionPoint(entry):
       lowering = KernelLowering(dict(zip(params, entry.arguments)))
       if mapping.group: grouped_body(lowering, stored, rows, mapping, list(entry.arguments)[len(inputs):])
+      elif mapping.tile: tiled_body(lowering, stored, mm, tile, list(entry.arguments)[len(inputs):])
       elif mapping.total: thread_body(lowering, stored, ranges, mapping)
       gpu.ReturnOp([])
     if launched: func.FuncOp(name, (kernel.type.inputs, []), visibility="private")
@@ -237,14 +366,16 @@ def launched_kernels(module: ir.Operation) -> set[str]:
 
 
 @register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output, or one row per workgroup reducing "
-          "together when rows * group_reduce < the reduction's length (explain=1 prints each mapping)", takes=("split", "scheduled", "kernel"))
+          "together when rows * group_reduce < the reduction's length, a matmul in tile x tile output tiles through workgroup memory "
+          "(explain=1 prints each mapping)", takes=("split", "scheduled", "kernel"))
 def gpu_map(module: ir.Operation, local_size: Annotated[int, Within(1, 1024, power_of_two=True)] = 256,
-            outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32, explain: bool = False) -> None:
+            outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32,
+            tile: Annotated[int, Within(0, 32, power_of_two=True)] = 16, explain: bool = False) -> None:
   kernels = [fn for fn in functions_with(module, uop.EndOp.OPERATION_NAME) if KERNEL.get(fn)]
   if not kernels: return
   module.attributes["gpu.container_module"] = ir.UnitAttr.get()
   launched = launched_kernels(module)
   for kernel in kernels:
     name = kernel.sym_name.value
-    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, name in launched)
+    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, tile, name in launched)
     if explain or DEBUG >= 3: print(f"pytc-gpu-map: {name}: {mapping}", file=sys.stderr)

@@ -5,12 +5,14 @@
 // RUN: not pytc-opt %s -pytc-gpu-map='local_size=abc' 2>&1 | FileCheck %s --check-prefix=NOTINT
 // RUN: not pytc-opt %s -pytc-gpu-map='threads=4' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: not pytc-opt %s -pytc-gpu-map='group_reduce=-1' 2>&1 | FileCheck %s --check-prefix=GROUP
+// RUN: not pytc-opt %s -pytc-gpu-map='tile=12' 2>&1 | FileCheck %s --check-prefix=TILE
 // POW2: pytc-opt: error: pytc-gpu-map: option local_size expects a power of two from 1 to 1024, got 100
 // LARGE: pytc-opt: error: pytc-gpu-map: option local_size expects a power of two from 1 to 1024, got 2048
 // OUTPUTS: pytc-opt: error: pytc-gpu-map: option outputs_per_thread expects an integer from 1 to 64, got 0
 // NOTINT: pytc-opt: error: pytc-gpu-map: option local_size expects an integer, got 'abc'
 // GROUP: pytc-opt: error: pytc-gpu-map: option group_reduce expects an integer >= 0, got -1
-// UNKNOWN: pytc-opt: error: pytc-gpu-map has no option 'threads' (options: local_size, outputs_per_thread, group_reduce, explain)
+// TILE: pytc-opt: error: pytc-gpu-map: option tile expects a power of two from 0 to 32, got 12
+// UNKNOWN: pytc-opt: error: pytc-gpu-map has no option 'threads' (options: local_size, outputs_per_thread, group_reduce, tile, explain)
 
 // pytc-gpu-map maps kernels that pytc-split-kernels made: a tensor-level graph has none yet.
 func.func @tensor_level(%a: tensor<4x16xf32>) {

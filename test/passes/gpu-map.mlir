@@ -351,3 +351,55 @@ func.func @r_250(%out: memref<f32>, %x: memref<1x1x250xf32>) attributes {pytc.ke
   %e = uop.end %w over() : memref<f32>
   return
 }
+
+// -----
+
+// A matmul with a relu and bias epilogue: one 16x16 output tile per workgroup (grid ceil(33/16) * ceil(17/16) = 6) of
+// 256 threads; per k step of 16, each thread stages one element of the A and B tiles (0 out of bounds, the loads under
+// an scf.if without a barrier) in workgroup memory, a barrier, its 16 products added to its own accumulator slot (the
+// k-step loop holds barriers, so it carries nothing), a barrier; then the guarded epilogue and store.
+// CHECK-LABEL: gpu.func @r_33_17_70(
+// CHECK-SAME: workgroup(%[[A:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[B:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[ACC:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>
+// CHECK-SAME: pytc.gpu = {grid = 6 : i64, local = 256 : i64, outputs = 1 : i64, tile = 16 : i64, total = 561 : i64}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.load %[[A]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[SUM:.*]] = memref.load %[[ACC]]
+// CHECK: scf.if
+// CHECK: arith.cmpf {{.*}}%[[SUM]]
+// CHECK: memref.store
+// EXPLAIN-NEXT: pytc-gpu-map: r_33_17_70: 561 outputs, matmul in 16x16 tiles through workgroup memory, grid 6 x local 256, k 70 in steps of 16
+// SERIAL-NEXT: pytc-gpu-map: r_33_17_70: 561 outputs, matmul in 16x16 tiles through workgroup memory, grid 6 x local 256, k 70 in steps of 16
+// EXPLAIN16: pytc-gpu-map: r_33_17_70: 561 outputs, grid 36 x local 16, 1 per thread, tail guarded
+// PTX: .visible .entry r_33_17_70(
+// PTX: .shared
+// PTX: bar.sync
+// ROCDL: rocdl.barrier
+func.func @r_33_17_70(%out: memref<33x17xf32>, %x: memref<33x70xf32>, %w: memref<70x17xf32>, %bias: memref<17xf32>) attributes {pytc.kernel} {
+  %zero = uop.const 0.000000e+00 : f32
+  %i = uop.range loop 33 id 1
+  %k = uop.range reduce 70 id 0
+  %a = uop.index %x[%i, %k] : memref<33x70xf32>
+  %j = uop.range loop 17 id 2
+  %b = uop.index %w[%k, %j] : memref<70x17xf32>
+  %p = uop.mul %a, %b : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %neg = uop.cmplt %s, %zero : f32
+  %eq = uop.cmpeq %s, %zero : f32
+  %off = uop.or %neg, %eq : i1
+  %r = uop.where %off, %zero, %s : f32
+  %c = uop.index %bias[%j] : memref<17xf32>
+  %y = uop.add %r, %c : f32
+  %st = uop.store %y, %out[%i, %j] : memref<33x17xf32>
+  %e = uop.end %st over(%i, %j) : memref<33x17xf32>
+  return
+}

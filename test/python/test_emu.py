@@ -83,3 +83,15 @@ def test_grouped_integer_and_bool_reductions():
   ties = np.zeros((2, 3000), np.float32)
   ties[1, [5, 700, 2999]] = 1
   np.testing.assert_array_equal(Tensor(ties, device="EMU").argmax(-1).numpy(), ties.argmax(-1))
+
+
+@pytest.mark.parametrize("shapes", [((33, 70), (70, 17)), ((64, 64), (64, 64)), ((1, 300), (300, 5)), ((4, 33, 20), (4, 20, 9))],
+                         ids=["33x70@70x17", "64x64@64x64", "1x300@300x5", "batched-4x33x20@4x20x9"])
+def test_tiled_matmul(shapes):
+  """Matmuls in 16x16 output tiles through workgroup memory (edge tiles zero-padded), with an epilogue after the sum."""
+  a, b = (RNG.standard_normal(s).astype(np.float32) for s in shapes)
+  bias = RNG.standard_normal(shapes[1][-1]).astype(np.float32)
+  x, w, c = Tensor(a, device="EMU"), Tensor(b, device="EMU"), Tensor(bias, device="EMU")
+  np.testing.assert_allclose((x @ w).numpy(), a @ b, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose(((x @ w).relu() + c).numpy(), np.maximum(a @ b, 0) + bias, rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose((x @ w + c).relu().numpy(), np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)

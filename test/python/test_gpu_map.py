@@ -3,6 +3,7 @@ compute what NumPy does when their threads run one after another on the CPU, and
 map and lower through convert-gpu-to-nvvm."""
 import ctypes
 import importlib.util
+import re
 
 import numpy as np
 import pytest
@@ -207,3 +208,37 @@ def test_grouped_kernels_compile_for_gpus():
   if any(importlib.util.find_spec(p) is None for p in ("llvmlite", "ziglang")): pytest.skip("AMD code objects need llvmlite and ziglang")
   kernel = amd_code_object.parse(amdgpu.code_object(module, "gfx942")[f"{name}_module"]).kernels[name]
   assert kernel.group_segment_fixed_size >= 2 * 256 * 4 and kernel.max_flat_workgroup_size == 256
+
+
+@pytest.mark.parametrize("build, tiles", [
+  (lambda x, w: x @ w, [3 * 2]),
+  (lambda x, w: (x @ w).relu() + w[0], [3 * 2]),  # the epilogue after the sum, its bias load at the output's column
+  (lambda x, w: x.reshape(3, 11, 70) @ w.reshape(1, 70, 17).expand(3, 70, 17), [3 * 1 * 2]),  # a batch range
+  (lambda x, w: x.T.T @ w.T.T, [3 * 2]),
+  (lambda x, w: x[:1] @ w, []),  # one row: its 17 outputs' reductions of 70 go grouped or serial, not tiled
+  (lambda x, w: x.half() @ w.half(), []),  # f32 only
+  (lambda x, w: (x * w[:33, :1]).sum(-1), []),  # no product of two operands varying with different output ranges
+], ids=["matmul", "relu-bias", "batched", "transposed-twice", "vector", "half", "row-sum"])
+def test_matmul_tile_rule(build, tiles):
+  """A matmul-shaped f32 kernel maps onto 16x16 output tiles of 256 threads (tile=0 or a local size under 256 keeps the
+  thread-per-output mapping), one workgroup per tile of each batch."""
+  rng = np.random.default_rng(4)
+  x, w = Tensor(rng.standard_normal((33, 70)).astype(np.float32)), Tensor(rng.standard_normal((70, 17)).astype(np.float32))
+  _, records = mapped_records(build(x, w))
+  assert [rec["grid"] for rec in records.values() if "tile" in rec] == tiles
+  assert all(rec["tile"] == 16 and rec["local"] == 256 and rec["outputs"] == 1 for rec in records.values() if "tile" in rec)
+  for options in ("tile=0", "local_size=128"): assert not any("tile" in rec for rec in mapped_records(build(x, w), options)[1].values())
+
+
+def test_tiled_matmul_compiles_for_gpus():
+  """The A and B tiles and the accumulators in workgroup memory, and the barriers, go through convert-gpu-to-nvvm and rocdl."""
+  module, records = mapped_records(Tensor(np.zeros((40, 50), np.float32)) @ Tensor(np.zeros((50, 30), np.float32)))
+  (name, record), = records.items()
+  assert record == {"local": 256, "grid": 6, "outputs": 1, "total": 1200, "tile": 16}
+  tiles = r"memref<16x16xf32, #gpu.address_space<workgroup>>"
+  assert re.search(rf"workgroup\(%\w+ : {tiles}, %\w+ : {tiles}, %\w+ : memref<256xf32", str(module)) and str(module).count("gpu.barrier") == 2
+  text = ptx.ptx(module, "sm_80")[f"{name}_module"]
+  assert ".shared" in text and "bar.sync" in text and f".entry {name}(" in text
+  if any(importlib.util.find_spec(p) is None for p in ("llvmlite", "ziglang")): pytest.skip("AMD code objects need llvmlite and ziglang")
+  kernel = amd_code_object.parse(amdgpu.code_object(module, "gfx942")[f"{name}_module"]).kernels[name]
+  assert kernel.group_segment_fixed_size >= (2 * 16 * 16 + 256) * 4 and kernel.max_flat_workgroup_size == 256
