@@ -17,6 +17,12 @@ from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
 
 
+def signature(function: ir.Operation) -> tuple[str, int]:
+  """A kernel function's name and how many arguments it takes."""
+  arguments = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs
+  return ir.StringAttr(function.attributes["sym_name"]).value, len(arguments)
+
+
 class Compiler:
   """Compiles kernel modules for `target`; subclasses give the pipelines and the lowering to bytes."""
   lowering_pipeline: str = ""

@@ -12,7 +12,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from pytc.compilers import Compiler
+from pytc.compilers import Compiler, signature
 from pytc.passes.common.attributes import EXTENT
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
@@ -42,9 +42,8 @@ class CPUCompiler(Compiler):
   def check(self, code: bytes) -> str | None: return elf_problem(code)
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
-    name = ir.StringAttr(function.attributes["sym_name"]).value
-    buffers = len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs) - 2  # then [begin, end)
-    return KernelInfo(name, buffers, {"extent": EXTENT.get(function)})
+    name, arguments = signature(function)
+    return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function)})  # the buffers, then [begin, end)
 
   def lower(self, kernels: ir.Module) -> bytes:
     """LLVM's object code for the host, linked into a shared library in a private scratch folder."""

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from mlir import ir
 
-from pytc.compilers.cpu import LLVM_PIPELINE, CPUCompiler
+from pytc.compilers import signature
+from pytc.compilers.cpu import CPUCompiler
 from pytc.runtime.device import KernelInfo
 
 
 class EMUCompiler(CPUCompiler):
-  lowering_pipeline = LLVM_PIPELINE
-
   def kernel_pipeline(self) -> str:
     local = min(256, self.target.max_workgroup_size)
     return f"builtin.module(pytc-gpu-map{{local_size={local}}}, pytc-gpu-emulate, canonicalize)"
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
-    name = ir.StringAttr(function.attributes["sym_name"]).value
-    return KernelInfo(name, len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs))
+    return KernelInfo(*signature(function))  # the buffers only: a call runs the whole grid

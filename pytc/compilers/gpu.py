@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from pytc.compilers import Compiler, amdgpu, ptx
+from pytc.compilers import Compiler, amdgpu, ptx, signature
 from pytc.passes.common.attributes import GPU, GPU_FUNC, GPU_MODULE
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.device import KernelInfo
@@ -40,9 +40,7 @@ class GPUCompiler(Compiler):
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     record = GPU.get(function)
-    name = ir.StringAttr(function.attributes["sym_name"]).value
-    buffers = len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs)
-    return KernelInfo(name, buffers, {"grid": record["grid"], "local": record["local"]})
+    return KernelInfo(*signature(function), {"grid": record["grid"], "local": record["local"]})
 
   def prepare(self, kernels: ir.Module) -> None:
     """Only the gpu.modules stay, merged into one named `MERGED` (the kernels' names are unique within a schedule)."""
