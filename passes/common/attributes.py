@@ -202,12 +202,13 @@ EXTENT = declare(Attribute(
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))
 GPU = declare(Attribute(
   "pytc.gpu", GPU_FUNC, IntDict({"local": Within(1, 1024, power_of_two=True), "grid": Within(0), "outputs": Within(1), "total": Within(0)},
-                                {"group": Within(1), "tile": Within(1)}),
+                                {"group": Within(1), "tile": Within(1), "vector": Within(2)}),
   ("pytc-gpu-map",), ("the GPU runtime (the launch's grid and workgroup size)", "the GPU emulation"),
   "a mapped kernel's launch: grid workgroups (0: launch nothing) of local threads, each computing `outputs` consecutive "
   "of its total outputs; with `group` (the number of reductions grouped), one row per workgroup, its threads reducing together "
   "through workgroup memory and each computing every local-th output of the row; with `tile`, a matmul, each workgroup one "
-  "tile x tile block of outputs staged through workgroup memory"))
+  "tile x tile block of outputs staged through workgroup memory; with `vector`, each output is that many lanes along the "
+  "innermost output range, read and written as vectors where contiguous"))
 
 
 def verify(module: ir.Operation, argument: str) -> None:

@@ -63,9 +63,10 @@ def constant_value(value: ir.Value) -> int | None:
 
 
 class VectorLowering(KernelLowering):
-  def __init__(self, params: dict[ir.Value, ir.Value], lanes: int):
+  def __init__(self, params: dict[ir.Value, ir.Value], lanes: int, aligned_loads: bool = False):
     super().__init__(params)
     self.lanes = lanes
+    self.aligned_loads = aligned_loads  # reads along aligned_j claim the vector's alignment too (buffers the runtime allocated)
     self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # value -> (panel buffer, its reduce ranges)
     self.column = 0  # the offset of the current tile's vector in the block along j
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
@@ -182,7 +183,9 @@ class VectorLowering(KernelLowering):
     source, indices = self.without_unit_tail(source, indices)
     if isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
       stored = self.vector_type(storage_type(element))
-      if valid is None: return load(element, vector.load(stored, source, indices[:-1] + [indices[-1].base]))
+      if valid is None:
+        alignment = self.alignment(source, op.indices[len(indices) - 1]) if self.aligned_loads else None
+        return load(element, vector.load(stored, source, indices[:-1] + [indices[-1].base], alignment=alignment))
       shape = ir.MemRefType(source.type).shape
       clamped = [arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(n - 1)) for i, n in zip(indices[:-1], shape)]
       zeros = vector.broadcast(stored, arith.constant(stored.element_type, 0.0 if is_float(element) else 0))
@@ -217,13 +220,18 @@ class VectorLowering(KernelLowering):
     buffer, positions = self.without_unit_tail(self.emit(op.dst), [self.emit(i) for i in indices])
     stored = store(op.value.type, lanes)
     if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
-      shape, element_bytes = ir.MemRefType(buffer.type).shape, max(1, ir.ShapedType(buffer.type).element_type.width // 8)
-      aligned = indices[len(positions) - 1] == self.aligned_j and shape[-1] % self.lanes == 0  # vectors start at multiples of the lanes
-      streaming = aligned and prod(shape) * element_bytes >= STREAM_BYTES
-      vector.store(stored, buffer, positions[:-1] + [positions[-1].base], nontemporal=streaming or None,
-                   alignment=self.lanes * element_bytes if aligned else None)
+      alignment = self.alignment(buffer, indices[len(positions) - 1])
+      streaming = alignment is not None and prod(ir.MemRefType(buffer.type).shape) * alignment // self.lanes >= STREAM_BYTES
+      vector.store(stored, buffer, positions[:-1] + [positions[-1].base], nontemporal=streaming or None, alignment=alignment)
       return
     for lane in range(self.lanes): memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
+
+  def alignment(self, buffer: ir.Value, last_index: ir.Value) -> int | None:
+    """The bytes of a vector of the buffer's elements when the vector at `last_index` starts at a multiple of the lanes: the
+    index is `aligned_j` itself (its vectors start at multiples of the lanes) and the rows are a multiple of the lanes."""
+    shape = ir.MemRefType(buffer.type).shape
+    if last_index != self.aligned_j or shape[-1] % self.lanes: return None
+    return self.lanes * max(1, ir.ShapedType(buffer.type).element_type.width // 8)
 
   def accumulate(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
     """Loop the reduce `ranges` around one combine per tile; the accumulators are loop-carried. With roots to

@@ -18,6 +18,14 @@ stays, so the graph keeps verifying (the launch resolves to the gpu.func of that
 The workgroup holds `local_size` threads, or, for a kernel needing fewer threads, the power of two covering them (at
 least a warp of 32): a 40-output kernel runs one workgroup of 64, not 256.
 
+Vector outputs: each output of a thread is `vector` consecutive outputs along the innermost output range, as many as the
+widest element the kernel reads or writes fits in `vector_bytes` (16: one 128-bit load on either vendor), when the
+range's size is a multiple of them (so every vector starts at a multiple of the lanes), no reduction varies along it, and
+the vectors still fill a workgroup. The body is then the CPU's vector lowering (lower_vector.py) with that range in
+lanes: reads contiguous along it become one `vector.load`, others go lane by lane; a read or write whose last index is
+the range itself, into rows a multiple of the lanes, claims the vector's alignment (the runtime's buffers are aligned),
+so LLVM emits `ld.global.v4` / `global_load_dwordx4`. `vector_bytes=0` keeps scalar outputs.
+
 Grouped reductions: a kernel's row reductions are those varying with output ranges only (softmax's max and sum, also
 the max inside argmax's index reduction); a row is one combination of the output ranges they vary with (a softmax or
 layernorm row, the one row of a whole-tensor sum). When `rows * group_reduce <` the longest reduction's length, few
@@ -33,7 +41,8 @@ iter_args) and only scalars live across them, as pytc-gpu-emulate requires; `pyt
 grouped reductions) and `outputs` (per thread per row). `group_reduce=0` keeps every reduction serial in its thread.
 
 Tiled matmuls: a kernel is matmul-shaped when its store is a function of one f32 add-reduction over one range k of a
-product `a * b`, `a` varying with k, an output range i and output (batch) ranges `b` does not vary with, `b` with k, an
+product `a * b` (f32, or f16/bf16 factors whose product the sum widens: staged widened to f32, as the CPU multiplies
+them), `a` varying with k, an output range i and output (batch) ranges `b` does not vary with, `b` with k, an
 output range j and batch ranges `a` does not vary with (the innermost such range of each is i or j; `a` and `b` hold no
 reduction). Unless grouped (few outputs, a long k), such a kernel runs tile x tile output tiles (`tile`, 16: 256 threads,
 needing local_size >= tile * tile), one per workgroup (grid = ceil(i / tile) * ceil(j / tile) * batch, the batch index
@@ -56,12 +65,13 @@ from mlir.dialects import arith, func, gpu, memref, scf
 from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Limit, Within, functions_with, range_size, register
-from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, reduce_identity, storage_memref
+from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, reduce_identity, storage_memref, widen, widened_product
 from pytc.passes.codegen.scalar import constant, load, storage_type, store
 from pytc.passes.common.analysis import computation, defining, free_ranges, kernel_end
 from pytc.passes.common.attributes import GPU, KERNEL
 from pytc.passes.common.forms import body
 from pytc.passes.common.uops import reduce_kind
+from pytc.passes.cpu.lower_vector import Strided, VectorLowering
 
 WARP = 32  # the smallest workgroup: one NVIDIA warp (half an AMD CDNA wavefront)
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -79,14 +89,17 @@ class Mapping:
   reduce: int = 0  # grouped: the longest reduction's length; tiled: the reduction's
   tile: int = 0  # tiled: the side of each workgroup's square output tile
   tiles: int = 0  # tiled: the workgroups (output tiles)
+  vector: int = 1  # one thread per output: the lanes of each of its outputs (consecutive along the innermost output range)
 
   @property
-  def grid(self) -> int: return self.tiles if self.tile else self.rows if self.group else -(-self.total // (self.local * self.outputs))
+  def per_thread(self) -> int: return self.outputs * self.vector
   @property
-  def tail(self) -> bool: return not self.group and not self.tile and self.grid * self.local * self.outputs != self.total
+  def grid(self) -> int: return self.tiles if self.tile else self.rows if self.group else -(-self.total // (self.local * self.per_thread))
+  @property
+  def tail(self) -> bool: return not self.group and not self.tile and self.grid * self.local * self.per_thread != self.total
   def record(self) -> dict[str, int]:
     return ({"local": self.local, "grid": self.grid, "outputs": self.outputs, "total": self.total} | ({"group": self.group} if self.group else {})
-            | ({"tile": self.tile} if self.tile else {}))
+            | ({"tile": self.tile} if self.tile else {}) | ({"vector": self.vector} if self.vector > 1 else {}))
 
   def __str__(self) -> str:
     if not self.total: return "no outputs: launches nothing"
@@ -97,14 +110,28 @@ class Mapping:
       return (f"{self.total} output{'s' * (self.total > 1)} in {self.rows} row{'s' * (self.rows > 1)}, grid {self.grid} x local {self.local}, "
               f"{self.group} reduction{'s' * (self.group > 1)} of up to {self.reduce} grouped per workgroup, {self.outputs} per thread")
     return (f"{self.total} output{'s' * (self.total > 1)}, grid {self.grid} x local {self.local}, {self.outputs} per thread"
-            + (", tail guarded" if self.tail else ""))
+            + (f" of {self.vector} lanes" if self.vector > 1 else "") + (", tail guarded" if self.tail else ""))
 
 
-def choose_mapping(total: int, local_size: int, outputs_per_thread: int) -> Mapping:
-  """`local_size` threads per workgroup, or the power of two (at least a warp) covering the threads a small kernel needs."""
-  threads = -(-total // outputs_per_thread)
+def choose_mapping(total: int, local_size: int, outputs_per_thread: int, lanes: int = 1) -> Mapping:
+  """`local_size` threads per workgroup, or the power of two (at least a warp) covering the threads a small kernel needs;
+  outputs of `lanes` when that still fills a workgroup."""
+  vector = lanes if total // (lanes * outputs_per_thread) >= local_size else 1
+  threads = -(-total // (outputs_per_thread * vector))
   local = local_size if threads >= local_size else min(local_size, max(WARP, 1 << max(threads - 1, 0).bit_length()))
-  return Mapping(total, local, outputs_per_thread)
+  return Mapping(total, local, outputs_per_thread, vector=vector)
+
+
+def vector_lanes(stored: uop.StoreOp, ranges: list[ir.Value], vector_bytes: int) -> int:
+  """How many consecutive outputs along the innermost output range a thread computes as vectors: as many as the widest
+  element the kernel reads or writes fits in `vector_bytes`, when that divides the range (vectors start at multiples of the
+  lanes) and no reduction varies along it; else 1."""
+  ops = computation(stored.value)
+  elements = [stored.value.type] + [op.result.type for op in ops if isinstance(op, uop.IndexOp)]
+  lanes = vector_bytes // max(max(1, storage_type(t).width // 8) for t in elements)
+  if lanes < 2 or not ranges or range_size(ranges[-1]) % lanes: return 1
+  if any(isinstance(op, uop.RangeReduceOp) and ranges[-1] in free_ranges(op) for op in ops): return 1
+  return lanes
 
 
 @dataclass(frozen=True)
@@ -138,7 +165,7 @@ def choose_grouped(total: int, rows: Rows, local_size: int, group_reduce: int) -
 
 @dataclass(frozen=True)
 class Matmul:
-  """A kernel whose store is a function of one f32 sum over range `k` of `a * b`, `a` varying with output range `i`, `k`
+  """A kernel whose store is a function of one f32 sum over range `k` of `a * b` (f32, or f16/bf16 widened), `a` varying with output range `i`, `k`
   and `batch` ranges only, `b` with `k`, output range `j` and `batch` only."""
   reduction: uop.RangeReduceOp
   a: ir.Value
@@ -165,9 +192,12 @@ def matmul_shape(stored: uop.StoreOp, ranges: list[ir.Value]) -> Matmul | None:
   f32, outputs = ir.F32Type.get(), set(ranges)
   reductions = [op for op in computation(stored.value) if isinstance(op, uop.RangeReduceOp)]
   if len(reductions) != 1 or reduce_kind(reduction := reductions[0]) != uop.ReduceKind.add or len(reduction.ranges) != 1: return None
-  if reduction.result.type != f32 or (product := defining(reduction.src, uop.MulOp)) is None: return None
-  k, (a, b) = reduction.ranges[0], (product.lhs, product.rhs)
-  if a.type != f32 or b.type != f32 or (in_a := varying(a)) is None or (in_b := varying(b)) is None: return None
+  if reduction.result.type != f32: return None
+  if (factors := widened_product(reduction)) is None:
+    if (product := defining(reduction.src, uop.MulOp)) is None or product.result.type != f32: return None
+    factors = (product.lhs, product.rhs)
+  k, (a, b) = reduction.ranges[0], factors
+  if (in_a := varying(a)) is None or (in_b := varying(b)) is None: return None
   if k not in in_a or k not in in_b or not (in_a | in_b) <= outputs | {k}: return None
   only_a, only_b = [r for r in ranges if r in in_a - in_b], [r for r in ranges if r in in_b - in_a]
   if not only_a or not only_b: return None
@@ -203,8 +233,10 @@ def store_with(lowering: KernelLowering, stored: uop.StoreOp, indices: dict[ir.V
 
 
 def store_at(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], flat: ir.Value) -> None:
-  """The kernel's store (and what it computes) at output `flat`."""
-  store_with(lowering, stored, delinearize(flat, ranges))
+  """The kernel's store (and what it computes) at output `flat` (a vector lowering's: its lanes along the innermost range)."""
+  indices = delinearize(flat, ranges)
+  if isinstance(lowering, VectorLowering): indices[ranges[-1]] = Strided(indices[ranges[-1]], 1)
+  store_with(lowering, stored, indices)
 
 
 def store_output(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], flat: ir.Value, mapping: Mapping) -> None:
@@ -217,11 +249,11 @@ def store_output(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.
 
 
 def thread_body(lowering: KernelLowering, stored: uop.StoreOp, ranges: list[ir.Value], mapping: Mapping) -> None:
-  """One thread's outputs: flat indices gid * outputs + k for k < outputs (a loop when there are several)."""
+  """One thread's outputs: flat indices (gid * outputs + k) * vector for k < outputs (a loop when there are several)."""
   index, gid = ir.IndexType.get(), global_thread(mapping.local)
-  if mapping.outputs == 1: return store_output(lowering, stored, ranges, gid, mapping)
-  first = arith.muli(gid, arith.constant(index, mapping.outputs))
-  loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, mapping.outputs), arith.constant(index, 1))
+  first = arith.muli(gid, arith.constant(index, mapping.per_thread)) if mapping.per_thread > 1 else gid
+  if mapping.outputs == 1: return store_output(lowering, stored, ranges, first, mapping)
+  loop = scf.ForOp(arith.constant(index, 0), arith.constant(index, mapping.per_thread), arith.constant(index, mapping.vector))
   with ir.InsertionPoint(loop.body):
     store_output(lowering, stored, ranges, arith.addi(first, loop.induction_variable), mapping)
     scf.YieldOp([])
@@ -309,8 +341,8 @@ def tiled_body(lowering: KernelLowering, stored: uop.StoreOp, mm: Matmul, tile: 
     k_a, k_b = arith.addi(steps.induction_variable, tx), arith.addi(steps.induction_variable, ty)
     a = guarded_value(lowering, mm.a, batch | {mm.i: row, mm.k: k_a}, within([(row, rows, tile), (k_a, depth, tile)]))
     b = guarded_value(lowering, mm.b, batch | {mm.k: k_b, mm.j: column}, within([(k_b, depth, tile), (column, columns, tile)]))
-    memref.store(a, tile_a, [ty, tx])
-    memref.store(b, tile_b, [ty, tx])
+    memref.store(a if a.type == f32 else widen(a), tile_a, [ty, tx])
+    memref.store(b if b.type == f32 else widen(b), tile_b, [ty, tx])
     gpu.barrier()
     products = scf.ForOp(c(0), c(tile), c(1), [memref.load(accumulators, [thread])])
     with ir.InsertionPoint(products.body):
@@ -328,14 +360,25 @@ def tiled_body(lowering: KernelLowering, stored: uop.StoreOp, mm: Matmul, tile: 
     scf.YieldOp([])
 
 
-def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, tile: int, launched: bool) -> Mapping:
+def thread_lowering(arguments: dict[ir.Value, ir.Value], mapping: Mapping, ranges: list[ir.Value]) -> KernelLowering:
+  """The scalar lowering, or with outputs of several lanes the vector lowering along the innermost output range, whose
+  vectors start at multiples of the lanes: its loads and stores along that range claim their vector's alignment."""
+  if mapping.vector == 1: return KernelLowering(arguments)
+  lowering = VectorLowering(arguments, mapping.vector, aligned_loads=True)
+  lowering.aligned_j = ranges[-1]
+  return lowering
+
+
+def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, tile: int, vector_bytes: int,
+               launched: bool) -> Mapping:
   """Replace `kernel` by a gpu.module holding its gpu.func (and a declaration if it is `launched`); the mapping chosen."""
   end = kernel_end(kernel.operation)
   stored, ranges, name = end.src.owner, list(end.ranges), kernel.sym_name.value
   total, rows = prod(range_size(r) for r in ranges), kernel_rows(stored, ranges)
   mm = matmul_shape(stored, ranges) if total and tile and tile * tile <= local_size else None
   tiled = Mapping(total, tile * tile, 1, reduce=range_size(mm.k), tile=tile, tiles=mm.tiles(tile)) if mm else None
-  mapping = choose_grouped(total, rows, local_size, group_reduce) or tiled or choose_mapping(total, local_size, outputs_per_thread)
+  mapping = (choose_grouped(total, rows, local_size, group_reduce) or tiled
+             or choose_mapping(total, local_size, outputs_per_thread, vector_lanes(stored, ranges, vector_bytes)))
   params = list(kernel.entry_block.arguments)
   inputs, workgroup = [storage_memref(p.type) for p in params], ir.Attribute.parse(WORKGROUP)
   shared = [ir.MemRefType.get([mapping.local], storage_type(r.result.type), memory_space=workgroup) for r in rows.reductions] if mapping.group else []
@@ -349,7 +392,7 @@ def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, gr
       if shared: mapped.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(shared))
       entry = mapped.body.blocks.append(*inputs, *shared, arg_locs=[mapped.location] * (len(inputs) + len(shared)))
     with ir.InsertionPoint(entry):
-      lowering = KernelLowering(dict(zip(params, entry.arguments)))
+      lowering = thread_lowering(dict(zip(params, entry.arguments)), mapping, ranges)
       if mapping.group: grouped_body(lowering, stored, rows, mapping, list(entry.arguments)[len(inputs):])
       elif mapping.tile: tiled_body(lowering, stored, mm, tile, list(entry.arguments)[len(inputs):])
       elif mapping.total: thread_body(lowering, stored, ranges, mapping)
@@ -365,17 +408,19 @@ def launched_kernels(module: ir.Operation) -> set[str]:
           if isinstance(fn, func.FuncOp) for op in body(fn) if isinstance(op, uop.LaunchOp)}
 
 
-@register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output, or one row per workgroup reducing "
-          "together when rows * group_reduce < the reduction's length, a matmul in tile x tile output tiles through workgroup memory "
-          "(explain=1 prints each mapping)", takes=("split", "scheduled", "kernel"))
+@register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output (vectors of up to vector_bytes "
+          "along the innermost output range), or one row per workgroup reducing together when rows * group_reduce < the "
+          "reduction's length, a matmul in tile x tile output tiles through workgroup memory (explain=1 prints each mapping)",
+          takes=("split", "scheduled", "kernel"))
 def gpu_map(module: ir.Operation, local_size: Annotated[int, Within(1, 1024, power_of_two=True)] = 256,
             outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32,
-            tile: Annotated[int, Within(0, 32, power_of_two=True)] = 16, explain: bool = False) -> None:
+            tile: Annotated[int, Within(0, 32, power_of_two=True)] = 16, vector_bytes: Annotated[int, Within(0, 64)] = 16,
+            explain: bool = False) -> None:
   kernels = [fn for fn in functions_with(module, uop.EndOp.OPERATION_NAME) if KERNEL.get(fn)]
   if not kernels: return
   module.attributes["gpu.container_module"] = ir.UnitAttr.get()
   launched = launched_kernels(module)
   for kernel in kernels:
     name = kernel.sym_name.value
-    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, tile, name in launched)
+    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, tile, vector_bytes, name in launched)
     if explain or DEBUG >= 3: print(f"pytc-gpu-map: {name}: {mapping}", file=sys.stderr)

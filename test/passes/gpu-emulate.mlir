@@ -233,3 +233,24 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Vector outputs: the reads drop the alignment they claim (host memory a CPU device wraps need not keep it); the writes,
+// into buffers the runtime allocated, keep theirs.
+// CHECK-LABEL: func.func @twice(
+// CHECK: vector.load %{{[a-z0-9]+}}[%{{[0-9]+}}] : memref<1024xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+module attributes {gpu.container_module} {
+  gpu.module @twice_module {
+    gpu.func @twice(%out: memref<1024xf32>, %a: memref<1024xf32>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, pytc.gpu = {grid = 1 : i64, local = 256 : i64, outputs = 1 : i64, total = 1024 : i64, vector = 4 : i64}} {
+      %c4 = arith.constant 4 : index
+      %t = gpu.thread_id x
+      %i = arith.muli %t, %c4 : index
+      %x = vector.load %a[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+      %y = arith.addf %x, %x : vector<4xf32>
+      vector.store %y, %out[%i] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+      gpu.return
+    }
+  }
+}

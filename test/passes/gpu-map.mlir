@@ -4,6 +4,7 @@
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map='local_size=16 explain=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN16
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map='group_reduce=0 explain=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SERIAL
+// RUN: pytc-opt %s --split-input-file -pytc-gpu-map='vector_bytes=0 explain=1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCALAR
 // The output goes through the upstream lowerings as it is: NVVM down to PTX, and ROCDL (the AMDGPU backend is not in
 // this LLVM, so no binary).
 // RUN: pytc-opt %s --split-input-file -pytc-gpu-map | pytc-opt --split-input-file --pass-pipeline='builtin.module(convert-scf-to-cf, nvvm-attach-target{chip=sm_90}, gpu.module(convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts, gpu-module-to-binary{format=isa})' | FileCheck %s --check-prefix=PTX
@@ -13,7 +14,7 @@
 // EXPLAIN: pytc-gpu-map: E_4_8: 32 outputs, grid 1 x local 32, 1 per thread
 // EXPLAIN-NEXT: pytc-gpu-map: row_sum: 10 outputs, grid 1 x local 32, 1 per thread, tail guarded
 // EXPLAIN-NEXT: pytc-gpu-map: E_1000: 1000 outputs, grid 4 x local 256, 1 per thread, tail guarded
-// EXPLAIN-NEXT: pytc-gpu-map: E_1024: 1024 outputs, grid 4 x local 256, 1 per thread
+// EXPLAIN-NEXT: pytc-gpu-map: E_1024: 1024 outputs, grid 1 x local 256, 1 per thread of 4 lanes
 // EXPLAIN-NEXT: pytc-gpu-map: E_40: 40 outputs, grid 1 x local 64, 1 per thread, tail guarded
 // EXPLAIN-NEXT: pytc-gpu-map: E_2_1_3: 6 outputs, grid 1 x local 32, 1 per thread, tail guarded
 // EXPLAIN-NEXT: pytc-gpu-map: any_8: 1 output, grid 1 x local 32, 1 per thread, tail guarded
@@ -24,7 +25,7 @@
 // EXPLAIN16: pytc-gpu-map: E_40: 40 outputs, grid 3 x local 16, 1 per thread, tail guarded
 // EXPLAIN16: pytc-gpu-map: softmax_4_2048: 8192 outputs in 4 rows, grid 4 x local 16, 2 reductions of up to 2048 grouped per workgroup, 128 per thread
 // group_reduce=0 keeps every reduction serial, one thread per output.
-// SERIAL: pytc-gpu-map: softmax_4_2048: 8192 outputs, grid 32 x local 256, 1 per thread
+// SERIAL: pytc-gpu-map: softmax_4_2048: 8192 outputs, grid 8 x local 256, 1 per thread of 4 lanes
 // SERIAL-NEXT: pytc-gpu-map: r_250: 1 output, grid 1 x local 32, 1 per thread, tail guarded
 
 // An elementwise 2-d kernel reading a row broadcast: 32 outputs make one workgroup of 32 threads (not 256), the
@@ -154,11 +155,21 @@ func.func @E_1000(%out: memref<1000xf32>, %a: memref<1000xf32>) attributes {pytc
 
 // -----
 
-// No tail: 1024 outputs fill 4 workgroups of 256 exactly, so nothing is guarded.
+// Vectors: 1024 f32 outputs still fill a workgroup of 256 threads as 4-lane vectors (16 bytes, vector_bytes), so each
+// thread reads and writes the 4 outputs from 4 * gid as one aligned vector (a multiple of the lanes into rows a multiple
+// of the lanes); no tail, nothing is guarded. vector_bytes=0 keeps one output per thread, 4 workgroups.
 // CHECK-LABEL: gpu.func @E_1024(
-// CHECK-SAME: pytc.gpu = {grid = 4 : i64, local = 256 : i64, outputs = 1 : i64, total = 1024 : i64}
+// CHECK-SAME: pytc.gpu = {grid = 1 : i64, local = 256 : i64, outputs = 1 : i64, total = 1024 : i64, vector = 4 : i64}
 // CHECK-NOT: scf.if
-// CHECK: gpu.return
+// CHECK: %[[GID:.*]] = arith.addi
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[GID]], %{{.*}} : index
+// CHECK-NEXT: %[[V:.*]] = vector.load %{{.*}}[%[[FIRST]]] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+// CHECK-NEXT: vector.store %[[V]], %{{.*}}[%[[FIRST]]] {alignment = 16 : i64} : memref<1024xf32>, vector<4xf32>
+// CHECK-NEXT: gpu.return
+// SCALAR: pytc-gpu-map: E_1024: 1024 outputs, grid 4 x local 256, 1 per thread
+// PTX: .visible .entry E_1024(
+// PTX: ld.global.v4.b32
+// PTX: st.global.v4.b32
 func.func @E_1024(%out: memref<1024xf32>, %a: memref<1024xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 1024 id 0
   %x = uop.index %a[%i] : memref<1024xf32>

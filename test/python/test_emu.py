@@ -95,3 +95,39 @@ def test_tiled_matmul(shapes):
   np.testing.assert_allclose((x @ w).numpy(), a @ b, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose(((x @ w).relu() + c).numpy(), np.maximum(a @ b, 0) + bias, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose((x @ w + c).relu().numpy(), np.maximum(a @ b + bias, 0), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_tiled_half_matmul(dtype):
+  """f16 and bf16 matmuls tiled, their factors widened to f32 and summed there: the CPU's results, and NumPy's sum of
+  the widened factors."""
+  a, b = RNG.standard_normal((40, 70)).astype(np.float32), RNG.standard_normal((70, 33)).astype(np.float32)
+  outs = {d: (Tensor(a, device=d).cast(dtype) @ Tensor(b, device=d).cast(dtype)).float().numpy() for d in ("CPU", "EMU")}
+  widened = [Tensor(m).cast(dtype).float().numpy() for m in (a, b)]
+  expected = Tensor(widened[0] @ widened[1]).cast(dtype).float().numpy()
+  np.testing.assert_allclose(outs["EMU"], outs["CPU"], rtol=1e-2, atol=1e-2)
+  assert np.mean(outs["EMU"] == expected) > 0.95  # the same f32 sum up to its order, rounded once to the half type
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "float64", "int8", "uint8", "int32", "int64", "bool"])
+def test_vector_outputs(dtype):
+  """Outputs in vector lanes (16 bytes of the widest element): contiguous reads as vectors, reversed, broadcast, padded
+  (gated) and transposed reads lane by lane, several outputs realized together, against NumPy."""
+  a = (RNG.standard_normal((64, 96)) * 50).astype(dtype)
+  b = (RNG.standard_normal((96,)) * 50).astype(dtype)
+  x, y = Tensor(a, device="EMU"), Tensor(b, device="EMU")
+  both = [x + y, x[:, ::-1] * (y if dtype != "bool" else True)]
+  Tensor.realize(*both)
+  np.testing.assert_array_equal(both[0].numpy(), a + b)
+  np.testing.assert_array_equal(both[1].numpy(), a[:, ::-1] * (b if dtype != "bool" else True))
+  padded = np.pad(a, ((0, 0), (4, 4)))[:, 2:98]
+  np.testing.assert_array_equal(x.pad(((0, 0), (4, 4)))[:, 2:98].numpy(), padded)
+  np.testing.assert_array_equal((x.T.contiguous().T + x).numpy(), a + a)
+  np.testing.assert_array_equal((x == y).where(x, y).numpy(), np.where(a == b, a, b))
+
+
+def test_vector_outputs_match_the_cpu():
+  """Transcendentals in vector lanes on the emulated GPU give the CPU's results."""
+  a = RNG.standard_normal((128, 256)).astype(np.float32)
+  outs = {d: ((Tensor(a, device=d) * 3).exp().sigmoid() + Tensor(a, device=d).abs().sqrt()).numpy() for d in ("CPU", "EMU")}
+  np.testing.assert_allclose(outs["EMU"], outs["CPU"], rtol=1e-6, atol=0)

@@ -216,11 +216,13 @@ def test_grouped_kernels_compile_for_gpus():
   (lambda x, w: x.reshape(3, 11, 70) @ w.reshape(1, 70, 17).expand(3, 70, 17), [3 * 1 * 2]),  # a batch range
   (lambda x, w: x.T.T @ w.T.T, [3 * 2]),
   (lambda x, w: x[:1] @ w, []),  # one row: its 17 outputs' reductions of 70 go grouped or serial, not tiled
-  (lambda x, w: x.half() @ w.half(), []),  # f32 only
+  (lambda x, w: x.half() @ w.half(), [3 * 2]),  # f16 factors, summed widened to f32
+  (lambda x, w: x.cast("bfloat16") @ w.cast("bfloat16"), [3 * 2]),
+  (lambda x, w: x.cast("float64") @ w.cast("float64"), []),  # f32 sums only
   (lambda x, w: (x * w[:33, :1]).sum(-1), []),  # no product of two operands varying with different output ranges
-], ids=["matmul", "relu-bias", "batched", "transposed-twice", "vector", "half", "row-sum"])
+], ids=["matmul", "relu-bias", "batched", "transposed-twice", "vector", "half", "bfloat16", "double", "row-sum"])
 def test_matmul_tile_rule(build, tiles):
-  """A matmul-shaped f32 kernel maps onto 16x16 output tiles of 256 threads (tile=0 or a local size under 256 keeps the
+  """A matmul-shaped kernel summing in f32 maps onto 16x16 output tiles of 256 threads (tile=0 or a local size under 256 keeps the
   thread-per-output mapping), one workgroup per tile of each batch."""
   rng = np.random.default_rng(4)
   x, w = Tensor(rng.standard_normal((33, 70)).astype(np.float32)), Tensor(rng.standard_normal((70, 17)).astype(np.float32))
@@ -242,3 +244,38 @@ def test_tiled_matmul_compiles_for_gpus():
   if any(importlib.util.find_spec(p) is None for p in ("llvmlite", "ziglang")): pytest.skip("AMD code objects need llvmlite and ziglang")
   kernel = amd_code_object.parse(amdgpu.code_object(module, "gfx942")[f"{name}_module"]).kernels[name]
   assert kernel.group_segment_fixed_size >= (2 * 16 * 16 + 256) * 4 and kernel.max_flat_workgroup_size == 256
+
+
+@pytest.mark.parametrize("local_size", [32, 256])
+@pytest.mark.parametrize("outputs_per_thread", [1, 3])
+@pytest.mark.parametrize("lanes", [2, 4, 8])
+def test_every_vector_output_once(local_size: int, outputs_per_thread: int, lanes: int):
+  """With outputs of `lanes` (totals a multiple of them), thread t's k-th output covers flat (t * outputs + k) * lanes + lane."""
+  for total in (0, lanes, 32 * lanes, 255 * lanes, 256 * lanes, 257 * lanes, 1000 * lanes, 4097 * lanes):
+    m = choose_mapping(total, local_size, outputs_per_thread, lanes)
+    assert m.vector == (lanes if total // (lanes * outputs_per_thread) >= local_size else 1), m
+    flat = [(t * m.outputs + k) * m.vector + lane for t in range(m.grid * m.local) for k in range(m.outputs) for lane in range(m.vector)]
+    assert sorted(f for f in flat if f < total) == list(range(total)), m
+    assert m.tail == (len(flat) != total) and (m.grid == 0 or (m.grid - 1) * m.local * m.per_thread < total), m
+
+
+@pytest.mark.parametrize("build, lanes", [
+  (lambda x: (x * 2).exp(), 4),  # f32: 16 bytes
+  (lambda x: x.half() * 2, 4),  # reads f32, writes f16: the widest element, f32, sets 4 lanes
+  (lambda x: x.half().realize() * 2, 8),  # f16 in and out: 8 lanes
+  (lambda x: x.cast("float64") + 1, 2),
+  (lambda x: x > 0, 4),  # bytes written, f32 read
+  (lambda x: x.cast("int8").realize() + 1, 16),
+  (lambda x: x.sum(axis=0), 1),  # a reduction varying along the innermost output range stays scalar
+  (lambda x: x[:, :10] + 1, 1),  # 10 outputs per row: not a multiple of 4
+  (lambda x: x[:2, :8] + 1, 1),  # 16 outputs: too few to fill a workgroup as vectors
+  (lambda x: x.softmax(-1), 4),  # rows too many to group: each thread's row reductions serial, its outputs vectors
+], ids=["f32", "f32-to-f16", "f16", "f64", "compare", "int8", "column-sum", "odd-rows", "small", "softmax"])
+def test_vector_lanes_rule(build, lanes):
+  """Outputs become vectors of as many lanes as the widest element read or written fits in 16 bytes, along the innermost output
+  range when its size is a multiple of the lanes, no reduction varies along it, and the vectors still fill a workgroup;
+  vector_bytes=0 never."""
+  x = Tensor(np.random.default_rng(5).standard_normal((512, 64)).astype(np.float32))
+  _, records = mapped_records(build(x))
+  assert records[list(records)[-1]].get("vector", 1) == lanes, records
+  assert not any("vector" in rec for rec in mapped_records(build(x), "vector_bytes=0")[1].values())
