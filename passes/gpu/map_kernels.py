@@ -29,7 +29,9 @@ so LLVM emits `ld.global.v4` / `global_load_dwordx4`. `vector_bytes=0` keeps sca
 Grouped reductions: a kernel's row reductions are those varying with output ranges only (softmax's max and sum, also
 the max inside argmax's index reduction); a row is one combination of the output ranges they vary with (a softmax or
 layernorm row, the one row of a whole-tensor sum). When `rows * group_reduce <` the longest reduction's length, few
-rows would each leave one thread a long serial loop, so the kernel runs ONE row per workgroup (grid = rows, no tail) of
+rows would each leave one thread a long serial loop; when the reductions feed several outputs per row and are at least
+`group_reduce` long, every thread of a row would compute them again (softmax over 1024 columns: 1024 times). Either way
+the kernel runs ONE row per workgroup (grid = rows, no tail) of
 L threads (local_size, or the power of two covering the reduction, at least a warp). Each row reduction in turn (a
 later one reads the earlier ones' results): thread t combines the flat reduce indices t, t + L, ... into a partial,
 stores it to its own workgroup attribution `memref<L x acc, #gpu.address_space<workgroup>>`, gpu.barrier, then an scf.for
@@ -157,8 +159,11 @@ def kernel_rows(stored: uop.StoreOp, ranges: list[ir.Value]) -> Rows:
 
 
 def choose_grouped(total: int, rows: Rows, local_size: int, group_reduce: int) -> Mapping | None:
-  """One row per workgroup when `rows.count * group_reduce < rows.length` (few rows, long reductions), else None."""
-  if not total or not group_reduce or rows.count * group_reduce >= rows.length: return None
+  """One row per workgroup when `rows.count * group_reduce < rows.length` (few rows, long reductions) or when reductions at
+  least `group_reduce` long feed several outputs of each row (each output would compute them again), else None."""
+  if not total or not group_reduce or not rows.reductions: return None
+  few_rows, shared = rows.count * group_reduce < rows.length, total > rows.count and rows.length >= group_reduce
+  if not few_rows and not shared: return None
   local = min(local_size, max(WARP, 1 << (rows.length - 1).bit_length()))
   return Mapping(total, local, -(-(total // rows.count) // local), rows.count, len(rows.reductions), rows.length)
 
@@ -410,7 +415,8 @@ def launched_kernels(module: ir.Operation) -> set[str]:
 
 @register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output (vectors of up to vector_bytes "
           "along the innermost output range), or one row per workgroup reducing together when rows * group_reduce < the "
-          "reduction's length, a matmul in tile x tile output tiles through workgroup memory (explain=1 prints each mapping)",
+          "reduction's length or a reduction of at least group_reduce feeds several outputs of its row, a matmul in tile x tile "
+          "output tiles through workgroup memory (explain=1 prints each mapping)",
           takes=("split", "scheduled", "kernel"))
 def gpu_map(module: ir.Operation, local_size: Annotated[int, Within(1, 1024, power_of_two=True)] = 256,
             outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32,

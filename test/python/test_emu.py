@@ -38,9 +38,10 @@ def test_tinyjit_replays_on_emu():
 def softmax(a: np.ndarray) -> np.ndarray: return (e := np.exp(a - a.max(-1, keepdims=True))) / e.sum(-1, keepdims=True)
 
 
-@pytest.mark.parametrize("shape", [(6, 2048), (3, 3000)], ids=["rows-2048", "rows-3000"])
+@pytest.mark.parametrize("shape", [(6, 2048), (3, 3000), (96, 128), (70, 50)], ids=["rows-2048", "rows-3000", "96-rows-128", "70-rows-50"])
 def test_grouped_row_reductions(shape):
-  """Few long rows: each row's reductions are grouped across a workgroup (strided partials, a tree in workgroup memory)."""
+  """Few long rows, or rows whose reductions feed every output: each row's reductions are grouped across a workgroup
+  (strided partials, a tree in workgroup memory)."""
   a = RNG.standard_normal(shape).astype(np.float32)
   x = Tensor(a, device="EMU")
   np.testing.assert_allclose(x.softmax(-1).numpy(), softmax(a), rtol=1e-5, atol=1e-8)

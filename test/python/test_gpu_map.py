@@ -178,21 +178,24 @@ def mapped_records(out: Tensor, options: str = "") -> tuple[ir.Module, dict[str,
 
 
 @pytest.mark.parametrize("build, grouped", [
-  (lambda x: x.softmax(-1), [(2, 6)]),
-  (lambda x: x.layernorm(), [(2, 6)]),
-  (lambda x: x.argmax(-1), [(2, 6)]),  # the row max inside argmax's index reduction is grouped first
-  (lambda x: x.max(-1), [(1, 6)]),
-  (lambda x: x.reshape(-1).sum(), [(1, 1)]),  # split into partials: the partials' kernel serial, their sum grouped
+  (lambda x: x.softmax(-1), [(2, 6, 256)]),
+  (lambda x: x.layernorm(), [(2, 6, 256)]),
+  (lambda x: x.argmax(-1), [(2, 6, 256)]),  # the row max inside argmax's index reduction is grouped first
+  (lambda x: x.max(-1), [(1, 6, 256)]),
+  (lambda x: x.reshape(-1).sum(), [(1, 1, 256)]),  # split into partials: the partials' kernel serial, their sum grouped
   (lambda x: x.T.reshape(64, -1).sum(-1), []),  # 64 rows of 192: 64 * 32 >= 192, a thread per row
   (lambda x: x[:, :4].softmax(-1), []),
-], ids=["softmax", "layernorm", "argmax", "max", "whole-sum", "many-rows", "short-rows"])
+  (lambda x: x.reshape(96, 128).softmax(-1), [(2, 96, 128)]),  # many rows, but each row's 128 outputs would redo its reductions
+], ids=["softmax", "layernorm", "argmax", "max", "whole-sum", "many-rows", "short-rows", "many-long-rows"])
 def test_group_reduce_rule(build, grouped):
-  """A kernel is grouped (one row per workgroup) when rows * group_reduce < its longest reduction; group_reduce=0 never."""
+  """A kernel is grouped (one row per workgroup of up to 256 threads, the power of two covering the reduction) when
+  rows * group_reduce < its longest reduction, or when reductions of at least group_reduce feed several outputs of each
+  row; group_reduce=0 never."""
   x = Tensor(np.random.default_rng(2).standard_normal((6, 2048)).astype(np.float32))
   _, records = mapped_records(build(x))
-  assert [(rec["group"], rec["grid"]) for rec in records.values() if "group" in rec] == grouped
+  assert [(rec["group"], rec["grid"], rec["local"]) for rec in records.values() if "group" in rec] == grouped
   for rec in records.values():
-    if "group" in rec: assert rec["local"] == 256 and rec["outputs"] * rec["local"] * rec["grid"] >= rec["total"]
+    if "group" in rec: assert rec["outputs"] * rec["local"] * rec["grid"] >= rec["total"]
   _, serial = mapped_records(build(x), "group_reduce=0")
   assert not any("group" in rec for rec in serial.values())
 
@@ -269,7 +272,7 @@ def test_every_vector_output_once(local_size: int, outputs_per_thread: int, lane
   (lambda x: x.sum(axis=0), 1),  # a reduction varying along the innermost output range stays scalar
   (lambda x: x[:, :10] + 1, 1),  # 10 outputs per row: not a multiple of 4
   (lambda x: x[:2, :8] + 1, 1),  # 16 outputs: too few to fill a workgroup as vectors
-  (lambda x: x.softmax(-1), 4),  # rows too many to group: each thread's row reductions serial, its outputs vectors
+  (lambda x: x[:, :16].softmax(-1), 4),  # rows too short to group: each thread's row reductions serial, its outputs vectors
 ], ids=["f32", "f32-to-f16", "f16", "f64", "compare", "int8", "column-sum", "odd-rows", "small", "softmax"])
 def test_vector_lanes_rule(build, lanes):
   """Outputs become vectors of as many lanes as the widest element read or written fits in 16 bytes, along the innermost output
