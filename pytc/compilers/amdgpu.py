@@ -86,7 +86,7 @@ def native_math(module: ir.Module) -> None:
 
 def lowering_pipeline(chip: str) -> str:
   return (f"builtin.module(gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf, "
-          f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth=64}}), reconcile-unrealized-casts)")
+          f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth=64 use-bare-ptr-memref-call-conv=1}}), reconcile-unrealized-casts)")
 
 
 @functools.cache

@@ -1,7 +1,9 @@
 """The compilers for real GPU targets: a schedule's kernels mapped onto workgroups and threads (pytc-gpu-map, local size
 min(256, the target's largest workgroup)), their `gpu.module`s merged into one, so that one binary holds every kernel of
 the schedule, and that module lowered by the target's toolchain: an AMD code object (HSACO, see amdgpu.py) or PTX text
-(see ptx.py). Each kernel's launch sizes are its `pytc.gpu` record: {"grid": workgroups, "local": threads per workgroup}.
+(see ptx.py). Each kernel's launch sizes are its `pytc.gpu` record: {"grid": workgroups, "local": threads per workgroup};
+its arguments are one bare pointer per buffer (`use-bare-ptr-memref-call-conv`: the memrefs are static), so a launch packs
+the buffers' device addresses and nothing else.
 
 The upstream lowering (convert-gpu-to-rocdl / convert-gpu-to-nvvm) is the compiler's `lowering_pipeline`, which the
 compile driver runs (and dumps under PYTC_DUMP); `lower` takes the LLVM-dialect module from there to bytes."""

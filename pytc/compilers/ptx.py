@@ -29,7 +29,7 @@ class PTXError(RuntimeError):
 def nvvm_passes(chip: str) -> str:
   """The passes taking `gpu.module`s to the LLVM dialect (NVVM) for `chip`, with the target attached."""
   return (f"nvvm-attach-target{{chip={chip} O=3}}, gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf, "
-          "convert-gpu-to-nvvm{index-bitwidth=64}), reconcile-unrealized-casts")
+          "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=1}), reconcile-unrealized-casts")
 
 
 def lowering_pipeline(chip: str) -> str: return f"builtin.module({nvvm_passes(chip)}, {TO_PTX})"

@@ -34,7 +34,8 @@ def test_amd_code_objects(schedules, arch):
     for info in binary.kernels:
       kernel = code_object.kernels[info.name]
       assert kernel.wavefront_size == GPU_TARGETS[arch].wave_size and kernel.reqd_workgroup_size == (info.sizes["local"], 1, 1), name
-      assert sum(a.value_kind == "global_buffer" for a in kernel.args) == 2 * info.buffers, name  # a memref: allocated and aligned pointer
+      explicit = [a for a in kernel.args if not a.value_kind.startswith("hidden_")]
+      assert [(a.value_kind, a.offset, a.size) for a in explicit] == [("global_buffer", 8 * i, 8) for i in range(info.buffers)], name  # bare pointers
       assert info.sizes["grid"] * info.sizes["local"] >= 1, name
 
 
@@ -47,6 +48,9 @@ def test_ptx(schedules):
     assert ".target sm_90" in text and ".extern .func" not in text and compiler.check(binary.code) is None, name
     assert sorted(re.findall(r"\.entry\s+(\w+)\s*\(", text)) == sorted(k.name for k in binary.kernels), name
     assert sorted(k.name for k in binary.kernels) == sorted({launch.kernel for launch in scheduled.launches}), name
+    for k in binary.kernels:  # one bare pointer per buffer: the launch packs addresses only
+      params = re.search(rf"\.entry\s+{k.name}\s*\((.*?)\)", text, re.S).group(1)
+      assert params.count(".param .u64 .ptr") == params.count(".param") == k.buffers, name
     if ptx.cubin(text, "sm_90") is None: pytest.skip("ptxas is not on PATH")
 
 

@@ -23,7 +23,7 @@ WG = "memref<256xf32, #gpu.address_space<workgroup>>"
 
 KERNELS = f"""
 gpu.module @kernels {{
-  gpu.func @add(%a: memref<?xf32>, %b: memref<?xf32>, %out: memref<?xf32>, %n: index) kernel
+  gpu.func @add(%a: memref<1024xf32>, %b: memref<1024xf32>, %out: memref<1024xf32>, %n: index) kernel
       attributes {{known_block_size = array<i32: 256, 1, 1>}} {{
     %bid = gpu.block_id x
     %bdim = gpu.block_dim x
@@ -32,21 +32,22 @@ gpu.module @kernels {{
     %i = arith.addi %base, %tid : index
     %inside = arith.cmpi ult, %i, %n : index
     scf.if %inside {{
-      %x = memref.load %a[%i] : memref<?xf32>
-      %y = memref.load %b[%i] : memref<?xf32>
+      %x = memref.load %a[%i] : memref<1024xf32>
+      %y = memref.load %b[%i] : memref<1024xf32>
       %s = arith.addf %x, %y : f32
-      memref.store %s, %out[%i] : memref<?xf32>
+      memref.store %s, %out[%i] : memref<1024xf32>
     }}
     gpu.return
   }}
-  gpu.func @rsum(%x: memref<?x256xf32>, %out: memref<?xf32>) workgroup(%shm : {WG}) kernel attributes {{known_block_size = array<i32: 256, 1, 1>}} {{
+  gpu.func @rsum(%x: memref<64x256xf32>, %out: memref<1024xf32>) workgroup(%shm : {WG}) kernel
+      attributes {{known_block_size = array<i32: 256, 1, 1>}} {{
     %row = gpu.block_id x
     %tid = gpu.thread_id x
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c8 = arith.constant 8 : index
     %c128 = arith.constant 128 : index
-    %v = memref.load %x[%row, %tid] : memref<?x256xf32>
+    %v = memref.load %x[%row, %tid] : memref<64x256xf32>
     memref.store %v, %shm[%tid] : {WG}
     gpu.barrier
     scf.for %k = %c0 to %c8 step %c1 {{
@@ -64,11 +65,11 @@ gpu.module @kernels {{
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {{
       %t = memref.load %shm[%c0] : {WG}
-      memref.store %t, %out[%row] : memref<?xf32>
+      memref.store %t, %out[%row] : memref<1024xf32>
     }}
     gpu.return
   }}
-  gpu.func @hypot_fma(%a: memref<?xf32>, %b: memref<?xf32>, %c: memref<?xf32>, %out: memref<?xf32>, %n: index) kernel {{
+  gpu.func @hypot_fma(%a: memref<1024xf32>, %b: memref<1024xf32>, %c: memref<1024xf32>, %out: memref<1024xf32>, %n: index) kernel {{
     %bid = gpu.block_id x
     %bdim = gpu.block_dim x
     %tid = gpu.thread_id x
@@ -76,23 +77,22 @@ gpu.module @kernels {{
     %i = arith.addi %base, %tid : index
     %inside = arith.cmpi ult, %i, %n : index
     scf.if %inside {{
-      %x = memref.load %a[%i] : memref<?xf32>
-      %y = memref.load %b[%i] : memref<?xf32>
-      %z = memref.load %c[%i] : memref<?xf32>
+      %x = memref.load %a[%i] : memref<1024xf32>
+      %y = memref.load %b[%i] : memref<1024xf32>
+      %z = memref.load %c[%i] : memref<1024xf32>
       %xx = arith.mulf %x, %x : f32
       %h = math.fma %y, %y, %xx : f32
       %s = math.sqrt %h : f32
       %r = math.fma %s, %z, %x : f32
-      memref.store %r, %out[%i] : memref<?xf32>
+      memref.store %r, %out[%i] : memref<1024xf32>
     }}
     gpu.return
   }}
 }}
 """
 
-# explicit kernel arguments: a memref<?xf32> is (ptr, ptr, offset, size, stride), memref<?x256xf32> has 2 sizes and 2 strides
-MEMREF_1D, MEMREF_2D = ["global_buffer"] * 2 + ["by_value"] * 3, ["global_buffer"] * 2 + ["by_value"] * 5
-EXPLICIT = {"add": MEMREF_1D * 3 + ["by_value"], "rsum": MEMREF_2D + MEMREF_1D, "hypot_fma": MEMREF_1D * 4 + ["by_value"]}
+# explicit kernel arguments: a memref (static, as pytc's kernels take them) is one bare pointer, an index a value
+EXPLICIT = {"add": ["global_buffer"] * 3 + ["by_value"], "rsum": ["global_buffer"] * 2, "hypot_fma": ["global_buffer"] * 4 + ["by_value"]}
 
 
 def unary_kernel(op: str) -> str:
