@@ -1,9 +1,18 @@
-"""pytc: a tensor compiler on MLIR with tinygrad's Tensor API."""
-from pytc.device import Device
-from pytc.dialects.uop import load_dialect
-from pytc.dtype import dtypes
-from pytc.helpers import GlobalCounters
-from pytc.jit import TinyJit
-from pytc.tensor import Tensor
+"""pytc: a tensor compiler on MLIR with tinygrad's Tensor API.
 
-__all__ = ["Device", "GlobalCounters", "Tensor", "TinyJit", "dtypes", "load_dialect"]
+The names below load on first use, so a process that only runs exported graphs (`pytc.runtime.exported`) imports
+neither the compiler nor MLIR."""
+import importlib
+
+_HOMES = {"Device": "pytc.device", "GlobalCounters": "pytc.helpers", "Tensor": "pytc.tensor", "TinyJit": "pytc.jit", "dtypes": "pytc.dtype",
+          "load_dialect": "pytc.dialects.uop"}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> object:
+  if (home := _HOMES.get(name)) is None: raise AttributeError(f"module 'pytc' has no attribute {name!r}")
+  value = globals()[name] = getattr(importlib.import_module(home), name)
+  return value
+
+
+def __dir__() -> list[str]: return sorted(set(globals()) | set(__all__))

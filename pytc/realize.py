@@ -14,7 +14,7 @@ from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
 from pytc.runtime.device import Kernel, LaunchArgs
-from pytc.runtime.hcq import HWQueue
+from pytc.runtime.hcq import SUBMIT_LOCK, HWQueue
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 
@@ -22,8 +22,6 @@ DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 # The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
 # device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
 _schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256))
-# Taken around a timeline value and its submit: threads must submit timeline values in increasing order.
-SUBMIT_LOCK = threading.Lock()
 
 
 class Captures(threading.local):

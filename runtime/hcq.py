@@ -16,12 +16,16 @@ from __future__ import annotations
 import ctypes
 import enum
 import struct
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pytc.helpers import getenv
+
+# Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing order.
+SUBMIT_LOCK = threading.Lock()
 
 
 class Op(enum.IntEnum):
