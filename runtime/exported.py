@@ -91,11 +91,13 @@ def encode(graph: Graph, producer: str) -> bytes:
                        "kernels": [{"name": k.name, "buffers": k.buffers, "sizes": k.sizes} for k in graph.kernels], "buffers": buffers,
                        "inputs": list(graph.inputs), "outputs": list(graph.outputs),
                        "launches": [{"kernel": name, "buffers": list(args)} for name, args in graph.launches]}).encode()
-  offsets = [0] * len(blobs)
-  for _ in range(2):  # the offsets' digits change the header's length at most once more
-    position = _aligned(PREAMBLE.size + len(text := header(offsets)))
-    for i, blob in enumerate(blobs): offsets[i], position = position, _aligned(position + len(blob))
-  if len(header(offsets)) != len(text): raise AssertionError("exported header length did not settle")
+  offsets: list[int] = []
+  while True:  # place the blobs after the header, until the header naming their offsets keeps its length
+    text = header(offsets or [0] * len(blobs))
+    placed, position = [], _aligned(PREAMBLE.size + len(text))
+    for blob in blobs: placed, position = placed + [position], _aligned(position + len(blob))
+    if placed == offsets: break
+    offsets = placed
   out = bytearray(position)
   out[:PREAMBLE.size + len(text)] = PREAMBLE.pack(MAGIC, FORMAT, len(text)) + text
   for offset, blob in zip(offsets, blobs): out[offset:offset + len(blob)] = blob
@@ -116,9 +118,11 @@ def _count(value: Any, where: str) -> int:
 
 
 def _blob(data: bytes, place: Any, where: str) -> bytes:
+  """The bytes `place` names, which lie after the header and within the file."""
   offset, nbytes = _count(_field(place, "offset", int, where), f"{where}.offset"), _count(_field(place, "nbytes", int, where), f"{where}.nbytes")
-  if offset < PREAMBLE.size or offset + nbytes > len(data):
-    raise ExportFormatError(f"exported graph: {where} spans bytes {offset}..{offset + nbytes}, outside the file's {len(data)}")
+  if offset < PREAMBLE.size + PREAMBLE.unpack_from(data)[2] or offset + nbytes > len(data):
+    raise ExportFormatError(f"exported graph: {where} spans bytes {offset}..{offset + nbytes}, outside the blobs after the header "
+                            f"(the file has {len(data)})")
   return data[offset:offset + nbytes]
 
 
@@ -194,18 +198,30 @@ class ExportedGraph:
     return [(self.graph.buffers[i].shape, self.graph.buffers[i].dtype) for i in self.graph.outputs]
 
   def __call__(self, *arrays: np.ndarray) -> list[np.ndarray]:
-    if len(arrays) != len(self.graph.inputs): raise TypeError(f"exported graph takes {len(self.graph.inputs)} inputs, got {len(arrays)}")
-    allocator = self.device.allocator
     with self.lock:
-      for i, (array, index) in enumerate(zip(arrays, self.graph.inputs)):
-        spec, array = self.graph.buffers[index], np.asarray(array)
-        if array.shape != spec.shape: raise ValueError(f"exported graph input {i} has shape {spec.shape}, got {array.shape}")
-        allocator.copyin(self.memory[index], memoryview(from_numpy(array, spec.dtype).reshape(-1).view(np.uint8)))
-      with SUBMIT_LOCK:
-        done = HWQueue().signal(self.device.timeline, self.device.next_timeline_value())
-        self.device.submit(self.command_buffer + done.bytes())
-      self.device.synchronize()
+      self.write_inputs(*arrays)
+      self.launch()
       return [self._read(index) for index in self.graph.outputs]
+
+  def write_inputs(self, *arrays: np.ndarray) -> None:
+    """Copy one array per input into the graph's input buffers (what a call does before it launches)."""
+    if len(arrays) != len(self.graph.inputs): raise TypeError(f"exported graph takes {len(self.graph.inputs)} inputs, got {len(arrays)}")
+    for i, (array, index) in enumerate(zip(arrays, self.graph.inputs)):
+      spec, array = self.graph.buffers[index], np.asarray(array)
+      if array.shape != spec.shape: raise ValueError(f"exported graph input {i} has shape {spec.shape}, got {array.shape}")
+      self.device.allocator.copyin(self.memory[index], memoryview(from_numpy(array, spec.dtype).reshape(-1).view(np.uint8)))
+
+  def launch(self, timed: bool = False) -> float | None:
+    """Run the launches on the inputs already written and wait for them; with `timed`, the seconds between the device's
+    timestamps before the first launch and after the last."""
+    began, ended = (self.device.new_signal(), self.device.new_signal()) if timed else (None, None)
+    with SUBMIT_LOCK:
+      start, done = HWQueue(), HWQueue()
+      if timed: start.timestamp(began), done.timestamp(ended)
+      done.signal(self.device.timeline, self.device.next_timeline_value())
+      self.device.submit(start.bytes() + self.command_buffer + done.bytes())
+    self.device.synchronize()
+    return (ended.timestamp_ns - began.timestamp_ns) * 1e-9 if timed else None
 
   def _read(self, index: int) -> np.ndarray:
     spec = self.graph.buffers[index]

@@ -14,7 +14,8 @@ import pytest
 from pytc import Tensor, TinyJit, dtypes
 from pytc.export import ExportError, export
 from pytc.runtime.amd_code_object import parse as parse_code_object
-from pytc.runtime.exported import FORMAT, MAGIC, PREAMBLE, ExportFormatError, decode, load
+from pytc.runtime.device import KernelInfo
+from pytc.runtime.exported import FORMAT, MAGIC, PREAMBLE, BufferSpec, ExportFormatError, Graph, decode, encode, load
 
 RNG = np.random.default_rng(7)
 W1, W2 = RNG.standard_normal((20, 32)).astype(np.float32), RNG.standard_normal((32, 5)).astype(np.float32)
@@ -56,6 +57,8 @@ def test_signature_and_repeated_calls():
   for _ in range(3):
     x = RNG.standard_normal((6, 20)).astype(np.float32)
     for got, expected in zip(graph(x), reference(x)): np.testing.assert_array_equal(got, expected)
+  graph.write_inputs(x)
+  assert graph.launch(timed=True) > 0 and graph.launch() is None  # the device's timestamps around the launches
   with pytest.raises(ValueError, match=r"input 0 has shape \(6, 20\), got \(5, 20\)"): graph(x[:5])
   with pytest.raises(TypeError, match="takes 1 inputs, got 2"): graph(x, x)
 
@@ -164,12 +167,23 @@ def exported() -> bytes: return export(mlp, Tensor(np.zeros((6, 20), np.float32)
   (set_in(["buffers", 0, "shape"], [-1, 20]), "not a count"),
   (set_in(["buffers", 0, "dtype"], "float128"), "not a dtype"),
   (set_in(["buffers", 0, "kind"], "secret"), "kind is 'secret'"),
-  (set_in(["code", "offset"], 1 << 40), "outside the file"),
+  (set_in(["code", "offset"], 1 << 40), "outside the blobs"),
+  (set_in(["code", "offset"], 20), "outside the blobs"),  # inside the header
   (set_in(["kernels"], "all"), "kernels is str, not list"),
   (lambda h: h.pop("launches"), "has no 'launches'"),
-], ids=["target", "kernel", "arity", "index", "input-kind", "shape", "dtype", "kind", "blob", "type", "missing"])
+], ids=["target", "kernel", "arity", "index", "input-kind", "shape", "dtype", "kind", "blob", "blob-in-header", "type", "missing"])
 def test_hostile_headers(exported, change, message):
   with pytest.raises(ExportFormatError, match=message): load(rewritten(exported, change))
+
+
+def test_blobs_follow_headers_of_any_length():
+  """The blobs land after the header whatever its length (offsets with more digits lengthen it), at 64-byte boundaries."""
+  for length in range(0, 300, 7):
+    graph = Graph("CPU", "t" * length, b"code" * 5, (KernelInfo("k", 1),), (BufferSpec("constant", dtypes.float32, (3,), b"\1" * 12),
+                  BufferSpec("output", dtypes.float32, (3,))), (), (1,), (("k", (1,)),))
+    data = encode(graph, "test")
+    back = decode(data)
+    assert back == graph and all(b["data"]["offset"] % 64 == 0 for b in json.loads(data[16:16 + PREAMBLE.unpack_from(data)[2]])["buffers"][:1])
 
 
 def test_damaged_files(exported, tmp_path: Path):
