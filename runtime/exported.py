@@ -1,5 +1,6 @@
 """Exported graphs: one file holding a graph's compiled kernels, its launch list and its buffer plan, run by the runtime
-alone (numpy, ctypes and the device's driver; no compiler, no MLIR). `pytc.export` writes them.
+alone (numpy, ctypes and the device's driver; no compiler, no MLIR), on the process's one instance of its device (the
+one Tensors use too). `pytc.export` writes them.
 
 File layout (little-endian):
 
@@ -12,7 +13,7 @@ File layout (little-endian):
 The header:
 
   {"format": 1, "producer": "pytc 0.1.0",
-   "device": "CPU",                              the backend that runs it (CPU, EMU, NV, AMD)
+   "device": "CPU",                              the device that runs it (CPU, EMU:<chip>, NV, AMD)
    "target": "...",                              the target's cache key: a device refuses any other
    "code": {"offset": o, "nbytes": n},           the binary (shared object, PTX or cubin, AMD code object)
    "kernels": [{"name": "E_4", "buffers": 3, "sizes": {"grid": 1, "local": 32}}, ...],
@@ -37,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from pytc.device import Device
 from pytc.dtype import DType, from_numpy, to_dtype, to_numpy
-from pytc.runtime import open_device
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.hcq import SUBMIT_LOCK, HWQueue
 
@@ -170,9 +171,9 @@ def decode(data: bytes) -> Graph:
 class ExportedGraph:
   """An exported graph loaded on its device: call it with one array per input; it returns one array per output."""
   def __init__(self, graph: Graph, device: str | None = None):
-    self.graph, self.device = graph, open_device(device or graph.device)
-    if device is not None and device.split(":")[0].upper() != graph.device:
+    if device is not None and device.split(":")[0].upper() != graph.device.split(":")[0]:
       raise ExportFormatError(f"exported graph runs on {graph.device}, not {device}")
+    self.graph, self.device = graph, Device[device or graph.device]  # the process's one instance of that device
     if graph.target != self.device.target.cache_key():
       raise ExportFormatError(f"exported graph was compiled for {graph.target.split(' ')[0]!r} ({graph.target}); {self.device.name} runs "
                               f"{self.device.target.cache_key()}")
