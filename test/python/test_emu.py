@@ -132,3 +132,16 @@ def test_vector_outputs_match_the_cpu():
   a = RNG.standard_normal((128, 256)).astype(np.float32)
   outs = {d: ((Tensor(a, device=d) * 3).exp().sigmoid() + Tensor(a, device=d).abs().sqrt()).numpy() for d in ("CPU", "EMU")}
   np.testing.assert_allclose(outs["EMU"], outs["CPU"], rtol=1e-6, atol=0)
+
+
+def test_vector_outputs_special_values():
+  """±0, ±inf, NaN, ties and huge values through vector lanes (maximum, where, division, exp, sqrt) give the CPU's bits."""
+  specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3.4e38, -3.4e38, 1e-45, 0.5, -0.5, 2.5, 1.0], np.float32)
+  a = np.resize(specials, (64, 96)).astype(np.float32)
+  b = np.resize(specials[::-1], (64, 96)).astype(np.float32)
+  def graphs(d: str) -> list[np.ndarray]:
+    x, y = Tensor(a, device=d), Tensor(b, device=d)
+    outs = [x.maximum(y), (x > y).where(x, y), x / y, x.exp(), x.abs().sqrt(), (x * y).round(), x == y]
+    Tensor.realize(*outs)
+    return [o.numpy() for o in outs]
+  for emu, cpu in zip(graphs("EMU"), graphs("CPU")): np.testing.assert_array_equal(emu.view(np.uint8), cpu.view(np.uint8))
