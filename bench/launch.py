@@ -1,8 +1,9 @@
-"""Launch overhead on the CPU HCQ queue: 1000 tiny kernels in one command buffer (µs per launch, queue only),
-1000 realizes of a tiny cached graph (µs per call: graph building, schedule lookup, command buffer, wait), and
-1000 replays of the same graph through TinyJit (µs per call: patch the inputs, submit, wait).
+"""Launch overhead on a device's HCQ queue: 1000 tiny kernels in one command buffer (µs per launch, queue only), 1000
+realizes of a tiny cached graph (µs per call: graph building, schedule lookup, command buffer, wait), and 1000 replays of
+the same graph through TinyJit (µs per call: patch the inputs, submit, wait). It also reports what the device's command
+buffers hold: packets and bytes per launch and per replayed graph (PM4 on AMD, pytc's host packets on CPU and EMU).
 
-  python bench/launch.py [--launches N]
+  python bench/launch.py [--launches N] [--device CPU|EMU|AMD:MOCK|...]
 """
 import argparse
 import time
@@ -14,50 +15,79 @@ from pytc import Device, Tensor, TinyJit
 from pytc.compiler import compile_kernels, context, schedule_graph
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
+from pytc.runtime import hcq
+from pytc.runtime.hcq import SUBMIT_LOCK
 
 
-def queue_launches(count: int) -> float:
-  x = LazyOp("buffer", dtypes.float32, (16,), "CPU")
-  graph = LazyOp("add", dtypes.float32, (16,), "CPU", (x, LazyOp("const", dtypes.float32, (16,), "CPU", arg=1.0)))
+def packets(device, data: bytes) -> int:
+  """How many packets a command buffer of `device` holds."""
+  if hasattr(device, "family"):
+    from pytc.runtime.amd import pm4
+    return len(list(pm4.decode(np.frombuffer(data, np.uint32).tolist(), device.family)))
+  return len(list(hcq.decode(data)))
+
+
+def tiny_kernel(name: str):
+  x = LazyOp("buffer", dtypes.float32, (16,), name)
+  graph = LazyOp("add", dtypes.float32, (16,), name, (x, LazyOp("const", dtypes.float32, (16,), name, arg=1.0)))
   with context(), ir.Location.unknown():
     scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1)
-  device = Device["CPU"]
-  kernel = compile_kernels(scheduled, device).program.kernels[scheduled.launches[0].kernel]
-  args = kernel.args([device.allocator.alloc(64), device.allocator.alloc(64)])
+  device = Device[name]
+  program = compile_kernels(scheduled, device).program  # its code stays loaded while the Program lives
+  return device, program.kernels[scheduled.launches[0].kernel], program
+
+
+def queue_launches(name: str, count: int) -> tuple[float, int, int]:
+  """(seconds per launch, packets and bytes one launch adds to a command buffer)."""
+  device, kernel, program = tiny_kernel(name)
+  buffers = [device.allocator.alloc(64), device.allocator.alloc(64)]  # alive until the launches ran
+  args = kernel.args(buffers)
+  one = device.queue().exec(kernel, args).bytes()
   queue = device.queue()
   for _ in range(count): queue.exec(kernel, args)
-  queue.signal(device.timeline, device.next_timeline_value())
   start = time.perf_counter()
-  queue.submit(device)
+  with SUBMIT_LOCK: queue.signal(device.timeline, device.next_timeline_value()).submit(device)
   device.synchronize()
-  return (time.perf_counter() - start) / count
+  del program
+  return (time.perf_counter() - start) / count, packets(device, one), len(one)
 
 
-def realize_calls(count: int) -> float:
-  x = Tensor(np.ones(16, np.float32))
+def realize_calls(name: str, count: int) -> float:
+  x = Tensor(np.ones(16, np.float32), device=name)
   (x + 1).realize()
   start = time.perf_counter()
   for _ in range(count): (x + 1).realize()
   return (time.perf_counter() - start) / count
 
 
-def jit_replays(count: int) -> float:
-  step = TinyJit(lambda x: x + 1)
-  x = Tensor(np.ones(16, np.float32))
+def jit_replays(name: str, count: int) -> tuple[float, int, int, int]:
+  """(seconds per replayed call, kernels, packets and bytes of the replayed command buffer, its final signal included)."""
+  step = TinyJit(lambda x: (x + 1).sum())
+  x = Tensor(np.ones(16, np.float32), device=name)
   for _ in range(3): step(x)
   start = time.perf_counter()
   for _ in range(count): step(x)
-  return (time.perf_counter() - start) / count
+  seconds = (time.perf_counter() - start) / count
+  device = Device[name]
+  replayed = step.command_buffer + device.queue().signal(device.timeline, 0).bytes()
+  return seconds, len(step.launches), packets(device, replayed), len(replayed)
 
 
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--launches", type=int, default=1000)
+  parser.add_argument("--device", default=Device.DEFAULT, help="the device to measure (default: PYTC_DEVICE or CPU)")
   args = parser.parse_args()
-  queue_launches(10)
-  print(f"queue: {queue_launches(args.launches) * 1e6:7.2f} us per kernel launch ({args.launches} in one command buffer)")
-  print(f"realize: {realize_calls(args.launches) * 1e6:7.2f} us per call of a cached one-kernel graph")
-  print(f"jit:     {jit_replays(args.launches) * 1e6:7.2f} us per replayed call of the same graph")
+  name = Device.canonicalize(args.device)
+  queue_launches(name, 10)
+  per_launch, launch_packets, launch_bytes = queue_launches(name, args.launches)
+  print(f"device: {name}")
+  print(f"queue:   {per_launch * 1e6:7.2f} us per kernel launch ({args.launches} in one command buffer); "
+        f"a launch is {launch_packets} packets, {launch_bytes} bytes")
+  print(f"realize: {realize_calls(name, args.launches) * 1e6:7.2f} us per call of a cached one-kernel graph")
+  per_replay, kernels, replay_packets, replay_bytes = jit_replays(name, args.launches)
+  print(f"jit:     {per_replay * 1e6:7.2f} us per replayed call of a {kernels}-kernel graph; its command buffer is {replay_packets} packets, "
+        f"{replay_bytes} bytes")
 
 
 if __name__ == "__main__":

@@ -72,11 +72,13 @@ class Signal:
 
   def wait(self, value: int, timeout: float | None = None) -> None:
     """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30), and
-    `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped)."""
+    `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped). A
+    wait that polled a while sleeps on the owner's `changed` condition, or its `sleep(seconds)` (a GPU's interrupts)."""
     if self._memory.value >= value: return
     timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0) if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
     changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal, stops or resets
+    sleep = getattr(self.owner, "sleep", None)  # else: blocks until the owner's device interrupts (or the seconds given pass)
     failure, epoch = getattr(self.owner, "failure", None), getattr(self.owner, "epoch", 0)
     while self._memory.value < value:
       if failure is not None and (error := failure(epoch)) is not None: raise DeviceError(error)
@@ -86,7 +88,9 @@ class Signal:
         with changed: changed.wait_for(lambda: self._memory.value >= value or self.owner.stopped_since(epoch), timeout=0.001)
       else:
         spins += 1
-        time.sleep(0 if spins < 1000 else 0.0005)
+        if spins < 1000: time.sleep(0)
+        elif sleep is not None: sleep(min(0.2, max(deadline - time.perf_counter(), 0.0)))
+        else: time.sleep(0.0005)
 
   @staticmethod
   def memory_at(address: int) -> _SignalMemory:

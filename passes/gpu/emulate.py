@@ -10,7 +10,8 @@ defining it is recomputed there when it comes from constants, ids and arith ops,
 element per thread of the workgroup.
 
 The workgroup size is known_block_size (or pytc.gpu's local), the grid pytc.gpu's grid (or known_grid_size; without
-either the function takes three trailing index arguments, the grid's x, y and z sizes). Threads of a phase run one after
+either, or with grid_arguments=1, the function takes three trailing index arguments, the grid's x, y and z sizes: a
+runtime that reads the grid from a dispatch packet runs the grid the packet asks for). Threads of a phase run one after
 another: the result checks numerics and barrier placement, not races or the memory model. Vector reads drop the alignment
 they claim: a GPU runtime's buffers keep it, host memory a CPU device wraps (from_blob) need not.
 """
@@ -273,7 +274,7 @@ def unaligned_reads(module: ir.Operation) -> None:
 
 @register(ARGUMENT, "run every gpu.func kernel's whole grid on the CPU: a func.func looping over workgroups, and over threads in each "
                     "phase between barriers", takes=("gpu",))
-def gpu_emulate(module: ir.Operation) -> None:
+def gpu_emulate(module: ir.Operation, grid_arguments: bool = False) -> None:
   top = module.regions[0].blocks[0]
   launches: list[ir.Operation] = []
   module.walk(lambda o: ir.WalkResult.INTERRUPT if o.name == "gpu.launch_func" and not launches.append(o) else ir.WalkResult.ADVANCE)
@@ -285,6 +286,7 @@ def gpu_emulate(module: ir.Operation) -> None:
         raise PassError(kernel.location, f"{ARGUMENT}: {kernel.operation.name} in a gpu.module is not emulated (only gpu.func kernels are)")
       check_kernel(kernel)
       local, grid = sizes(kernel)
+      if grid_arguments: grid = None
       if (declared := symbols.get(name := ir.StringAttr(kernel.attributes["sym_name"]).value)) is not None:
         declaration = declared.operation.name == "func.func" and not len(declared.regions[0].blocks)
         if not declaration or grid is None or declared.attributes["function_type"] != kernel.attributes["function_type"]:

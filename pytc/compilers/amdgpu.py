@@ -85,7 +85,12 @@ def native_math(module: ir.Module) -> None:
 
 
 def lowering_pipeline(chip: str) -> str:
-  return (f"builtin.module(gpu.module(expand-strided-metadata, lower-affine, convert-scf-to-cf, "
+  """The upstream lowering of the gpu.module to the LLVM dialect. bf16 arithmetic computes in f32 (the AMDGPU backend
+  selects no bf16 max, min, ...), and its conversions become integer operations, which LLVM's optimizer cannot narrow back
+  into bf16 arithmetic."""
+  return (f"builtin.module(gpu.module(arith-emulate-unsupported-floats{{source-types=bf16 target-type=f32}}, "
+          f"arith-expand{{include-bf16=true}}, expand-strided-metadata, "
+          f"lower-affine, convert-scf-to-cf, "
           f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth=64 use-bare-ptr-memref-call-conv=1}}), reconcile-unrealized-casts)")
 
 

@@ -1,0 +1,1 @@
+"""AMD GPUs through the KFD driver: packets, the driver interface, the MOCK GPU."""
