@@ -201,13 +201,13 @@ def nop(body_dwords: int) -> list[int]:
 # ***** decoder *****
 
 class PacketError(ValueError):
-  """A dword stream that is not a sequence of packets this module reads; the message names the dword offset."""
+  """A dword stream that is not a sequence of packets a decoder here (or in sdma.py) reads; the message names the offset."""
 
 
 @dataclass(frozen=True)
 class Packet:
-  name: str    # "SET_SH_REG", "RELEASE_MEM", ...
-  offset: int  # dword index of the header in the decoded words
+  name: str    # "SET_SH_REG", "RELEASE_MEM", "COPY_LINEAR", ...
+  offset: int  # where the header is in the decoded words: a dword index for PM4, a byte offset for SDMA
   fields: dict
 
 

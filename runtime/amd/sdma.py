@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from pytc.runtime.amd import pm4
 
@@ -108,15 +107,7 @@ def nop(dwords: int) -> list[int]:
   return [0] * dwords
 
 
-class PacketError(ValueError):
-  """A dword stream that is not a sequence of SDMA packets this module reads; the message names the byte offset."""
-
-
-@dataclass(frozen=True)
-class Packet:
-  name: str    # "COPY_LINEAR", "FENCE", ...
-  offset: int  # byte offset of the header in the decoded words
-  fields: dict
+PacketError, Packet = pm4.PacketError, pm4.Packet  # offsets in bytes here
 
 
 def _word(words: Sequence[int], at: int) -> int:
