@@ -1,5 +1,6 @@
 """Target descriptions: what the code a device runs can use. A compiler builds its pipelines from one (vector width,
-registers, fma, native transcendentals, workgroups), and a compiled binary names the target it was built for.
+registers, fma, native transcendentals, a math library or none, workgroups), and a compiled binary names the target it
+was built for.
 
 The host CPU's description is read from the machine when a CPU device opens, never at import."""
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Target:
   vector_registers: int = 0  # architectural vector registers (what register blocking may keep live)
   fma: bool = False  # fused multiply-add in one instruction
   native_transcendentals: frozenset[str] = frozenset()  # math ops the hardware computes itself (else pytc's polynomials)
+  math_library: bool = True  # its code links a math library (libm, libdevice); else f64 math and pow are pytc's polynomials too
   local_memory: int = 0  # bytes of memory a workgroup shares (0: no workgroups)
   wave_size: int = 1  # threads that execute in lockstep
   max_workgroup_size: int = 1  # threads of one workgroup
@@ -58,13 +60,13 @@ def host_cpu() -> Target:
 
 
 GPU_TARGETS = {
-  # AMD: CDNA2/3 run 64-thread waves, RDNA3 32; 64 KiB of LDS per workgroup; 1024 threads per workgroup.
-  "gfx90a": Target("amdgpu", "gfx90a", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
-                   wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
-  "gfx942": Target("amdgpu", "gfx942", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
-                   wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
-  "gfx1100": Target("amdgpu", "gfx1100", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=65536,
-                    wave_size=32, max_workgroup_size=1024, buffer_alignment=256),
+  # AMD: CDNA2/3 run 64-thread waves, RDNA3 32; 64 KiB of LDS per workgroup; 1024 threads per workgroup; no device library.
+  "gfx90a": Target("amdgpu", "gfx90a", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), math_library=False,
+                   local_memory=65536, wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
+  "gfx942": Target("amdgpu", "gfx942", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), math_library=False,
+                   local_memory=65536, wave_size=64, max_workgroup_size=1024, buffer_alignment=256),
+  "gfx1100": Target("amdgpu", "gfx1100", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), math_library=False,
+                    local_memory=65536, wave_size=32, max_workgroup_size=1024, buffer_alignment=256),
   # NVIDIA: 32-thread warps; 48 KiB of static shared memory per block; 1024 threads per block.
   "sm_80": Target("nvptx", "sm_80", vector_lanes=4, fma=True, native_transcendentals=frozenset({"sqrt"}), local_memory=49152,
                   wave_size=32, max_workgroup_size=1024, buffer_alignment=256),

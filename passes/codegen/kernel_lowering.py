@@ -97,6 +97,7 @@ class KernelLowering:
   def __init__(self, params: dict[ir.Value, ir.Value]):
     self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
     self.index = ir.IndexType.get()
+    self.math_library = True  # False: the target links no math library (lower_scalar)
 
   def lookup(self, value: ir.Value) -> ir.Value | None:
     for scope in reversed(self.scopes):
@@ -130,7 +131,7 @@ class KernelLowering:
       if isinstance(op, uop.IndexOp): return self.emit_load(op)
       if isinstance(op, uop.ConstOp): return constant_from_attr(op.value)
       if isinstance(op, uop.RangeReduceOp): return self.emit_reduce(op)
-      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.emit(v) for v in op.operands])
+      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.emit(v) for v in op.operands], self.math_library)
       return clone(op, {}, [self.emit(v) for v in op.operands]).results[0]
 
   def emit_load(self, op: uop.IndexOp) -> ir.Value:

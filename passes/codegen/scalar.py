@@ -12,7 +12,7 @@ from mlir.dialects import arith, math
 from pytc.dialects import uop
 from pytc.passes import PassError
 from pytc.passes.codegen.lanes import shaped, splat
-from pytc.passes.codegen.transcendental import APPROXIMATIONS
+from pytc.passes.codegen.transcendental import APPROXIMATIONS, APPROXIMATIONS_F64, pow_f64
 
 Lowering = Callable[..., ir.Value]
 
@@ -182,10 +182,22 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   return (arith.extui if is_unsigned(src) else arith.extsi)(shaped(signless(dst), x), x)
 
 
-def lower_scalar(op: ir.OpView, operands: list[ir.Value]) -> ir.Value:
-  """The arith/math value computing one element of the elementwise uop `op`."""
+def power(t: ir.Type, x: ir.Value, y: ir.Value) -> ir.Value:
+  """x^y without a math library: in f64 (pow_f64), rounded once to a narrower `t`."""
+  if t == ir.F64Type.get(): return pow_f64(x, y)
+  def widen(v: ir.Value) -> ir.Value:
+    v = bf16_to_f32(v) if t == ir.BF16Type.get() else v
+    return arith.extf(shaped(ir.F64Type.get(), v), v)
+  return round_float(pow_f64(widen(x), widen(y)), t)
+
+
+def lower_scalar(op: ir.OpView, operands: list[ir.Value], math_library: bool = True) -> ir.Value:
+  """The arith/math value computing one element of the elementwise uop `op`. Without `math_library` (a target that links
+  none) no math op that becomes a library call is left: f64 transcendentals and pow are pytc's own arithmetic too."""
   kind = type(op.operation.opview)
   t = element_type(op.operands[0]) if len(op.operands) else element_type(op.results[0])
+  if not math_library and kind is uop.PowOp and is_float(t): return power(t, *operands)
+  if not math_library and kind in APPROXIMATIONS_F64 and t == ir.F64Type.get(): return APPROXIMATIONS_F64[kind](operands[0])
   if kind in BINARY:
     if (lowering := _pick(t, BINARY[kind])) is None: raise PassError(op.location, f"{kind.OPERATION_NAME} has no lowering for {t}")
     if kind in (uop.ShlOp, uop.ShrOp): return safe_shift(t, kind, *operands)

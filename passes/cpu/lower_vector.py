@@ -160,7 +160,7 @@ class VectorLowering(KernelLowering):
       operands = [self.emit(v) for v in op.operands]
       if all(is_uniform(v) for v in operands): return super().emit_value(value)
       if isinstance(op, (arith.AddIOp, arith.MulIOp)) and (strided := self.strided(op, *operands)) is not None: return strided
-      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.vector(v) for v in operands])
+      if op.name.startswith(UOP_PREFIX): return lower_scalar(op, [self.vector(v) for v in operands], self.math_library)
       return ir.Operation.create(op.name, results=[self.vector_type(r.type) for r in op.results], operands=[self.vector(v) for v in operands],
                                  attributes=dict(op.attributes.items())).results[0]
 

@@ -15,6 +15,10 @@ outputs gets grid 0 and an empty body: it launches nothing. The top module becom
 `func.func` kernel is erased; where a `uop.launch` of the module names it, a private declaration with its parameters
 stays, so the graph keeps verifying (the launch resolves to the gpu.func of that name).
 
+`math_library=0` is for targets whose code links no math library (AMD code objects: no device library): the scalar
+lowering then leaves no math op that would become a library call, f64 exp2/exp/log2/log/sin/cos and pow of every float
+type included (transcendental.py); the f32 transcendentals are arithmetic on every target.
+
 The workgroup holds `local_size` threads, or, for a kernel needing fewer threads, the power of two covering them (at
 least a warp of 32): a 40-output kernel runs one workgroup of 64, not 256.
 
@@ -375,7 +379,7 @@ def thread_lowering(arguments: dict[ir.Value, ir.Value], mapping: Mapping, range
 
 
 def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, group_reduce: int, tile: int, vector_bytes: int,
-               launched: bool) -> Mapping:
+               launched: bool, math_library: bool = True) -> Mapping:
   """Replace `kernel` by a gpu.module holding its gpu.func (and a declaration if it is `launched`); the mapping chosen."""
   end = kernel_end(kernel.operation)
   stored, ranges, name = end.src.owner, list(end.ranges), kernel.sym_name.value
@@ -398,6 +402,7 @@ def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, gr
       entry = mapped.body.blocks.append(*inputs, *shared, arg_locs=[mapped.location] * (len(inputs) + len(shared)))
     with ir.InsertionPoint(entry):
       lowering = thread_lowering(dict(zip(params, entry.arguments)), mapping, ranges)
+      lowering.math_library = math_library
       if mapping.group: grouped_body(lowering, stored, rows, mapping, list(entry.arguments)[len(inputs):])
       elif mapping.tile: tiled_body(lowering, stored, mm, tile, list(entry.arguments)[len(inputs):])
       elif mapping.total: thread_body(lowering, stored, ranges, mapping)
@@ -416,17 +421,19 @@ def launched_kernels(module: ir.Operation) -> set[str]:
 @register("pytc-gpu-map", "index-level kernels to gpu.func kernels, one thread per output (vectors of up to vector_bytes "
           "along the innermost output range), or one row per workgroup reducing together when rows * group_reduce < the "
           "reduction's length or a reduction of at least group_reduce feeds several outputs of its row, a matmul in tile x tile "
-          "output tiles through workgroup memory (explain=1 prints each mapping)",
+          "output tiles through workgroup memory (explain=1 prints each mapping; math_library=0: the target links no math library, "
+          "so f64 transcendentals and pow become arithmetic too)",
           takes=("split", "scheduled", "kernel"))
 def gpu_map(module: ir.Operation, local_size: Annotated[int, Within(1, 1024, power_of_two=True)] = 256,
             outputs_per_thread: Annotated[int, Within(1, 64)] = 1, group_reduce: Limit = 32,
             tile: Annotated[int, Within(0, 32, power_of_two=True)] = 16, vector_bytes: Annotated[int, Within(0, 64)] = 16,
-            explain: bool = False) -> None:
+            explain: bool = False, math_library: bool = True) -> None:
   kernels = [fn for fn in functions_with(module, uop.EndOp.OPERATION_NAME) if KERNEL.get(fn)]
   if not kernels: return
   module.attributes["gpu.container_module"] = ir.UnitAttr.get()
   launched = launched_kernels(module)
   for kernel in kernels:
     name = kernel.sym_name.value
-    with kernel.location: mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, tile, vector_bytes, name in launched)
+    with kernel.location:
+      mapping = map_kernel(kernel, local_size, outputs_per_thread, group_reduce, tile, vector_bytes, name in launched, math_library)
     if explain or DEBUG >= 3: print(f"pytc-gpu-map: {name}: {mapping}", file=sys.stderr)

@@ -17,6 +17,12 @@ from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
 
 
+def gpu_map(target: Target) -> str:
+  """pytc-gpu-map as the compilers for `target` (a GPU's, or an emulated one's) run it: workgroups of up to 256 threads,
+  and math ops made arithmetic where the target's code links no math library."""
+  return f"pytc-gpu-map{{local_size={min(256, target.max_workgroup_size)}{'' if target.math_library else ' math_library=false'}}}"
+
+
 def signature(function: ir.Operation) -> tuple[str, int]:
   """A kernel function's name and how many arguments it takes."""
   arguments = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from pytc.compilers import Compiler
+from pytc.compilers import Compiler, gpu_map
 from pytc.compilers.emu import EMUCompiler
 from pytc.compilers.gpu import AMDGPUCompiler
 from pytc.helpers import prod
@@ -25,8 +25,7 @@ def buffer_bytes(memref: ir.Type) -> int:
 class GridArgumentEmulation(EMUCompiler):
   """The EMU lowering whose kernels take the grid as three trailing arguments."""
   def kernel_pipeline(self) -> str:
-    local = min(256, self.target.max_workgroup_size)
-    return f"builtin.module(pytc-gpu-map{{local_size={local}}}, pytc-gpu-emulate{{grid_arguments=1}}, canonicalize)"
+    return f"builtin.module({gpu_map(self.target)}, pytc-gpu-emulate{{grid_arguments=1}}, canonicalize)"
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     inputs = [t for t in ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).inputs if isinstance(t, ir.MemRefType)]

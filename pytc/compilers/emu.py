@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from mlir import ir
 
-from pytc.compilers import signature
+from pytc.compilers import gpu_map, signature
 from pytc.compilers.cpu import CPUCompiler
 from pytc.runtime.device import KernelInfo
 
 
 class EMUCompiler(CPUCompiler):
   def kernel_pipeline(self) -> str:
-    local = min(256, self.target.max_workgroup_size)
-    return f"builtin.module(pytc-gpu-map{{local_size={local}}}, pytc-gpu-emulate, canonicalize)"
+    return f"builtin.module({gpu_map(self.target)}, pytc-gpu-emulate, canonicalize)"
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     return KernelInfo(*signature(function))  # the buffers only: a call runs the whole grid

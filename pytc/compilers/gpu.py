@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.dialects import gpu
 from mlir.passmanager import PassManager
 
-from pytc.compilers import Compiler, amdgpu, ptx, signature
+from pytc.compilers import Compiler, amdgpu, gpu_map, ptx, signature
 from pytc.passes.common.attributes import GPU, GPU_FUNC, GPU_MODULE
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.device import KernelInfo
@@ -35,7 +35,7 @@ class GPUCompiler(Compiler):
     super().__init__(target)
 
   def kernel_pipeline(self) -> str:
-    return f"builtin.module(pytc-gpu-map{{local_size={min(256, self.target.max_workgroup_size)}}}, canonicalize)"
+    return f"builtin.module({gpu_map(self.target)}, canonicalize)"
 
   def kernel_functions(self, kernels: ir.Module) -> list[ir.Operation]:
     return [op.operation for m in gpu_modules(kernels) for op in m.regions[0].blocks[0].operations if op.operation.name == GPU_FUNC]

@@ -12,7 +12,7 @@
 // NOTINT: pytc-opt: error: pytc-gpu-map: option local_size expects an integer, got 'abc'
 // GROUP: pytc-opt: error: pytc-gpu-map: option group_reduce expects an integer >= 0, got -1
 // TILE: pytc-opt: error: pytc-gpu-map: option tile expects a power of two from 0 to 32, got 12
-// UNKNOWN: pytc-opt: error: pytc-gpu-map has no option 'threads' (options: local_size, outputs_per_thread, group_reduce, tile, vector_bytes, explain)
+// UNKNOWN: pytc-opt: error: pytc-gpu-map has no option 'threads' (options: local_size, outputs_per_thread, group_reduce, tile, vector_bytes, explain, math_library)
 
 // pytc-gpu-map maps kernels that pytc-split-kernels made: a tensor-level graph has none yet.
 func.func @tensor_level(%a: tensor<4x16xf32>) {
