@@ -20,7 +20,7 @@ import ctypes
 import dataclasses
 import threading
 import weakref
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import replace
 from typing import Any
 
@@ -79,28 +79,37 @@ class AMDBuffer:
   def __init__(self, memory: Memory, nbytes: int): self.memory, self.address, self.nbytes = memory, memory.address, nbytes
 
 
+class Retired:
+  """Freed pieces of memory by size, each reusable once the timeline has reached the value submitted before it was freed
+  (what may still use it has finished). Values are taken in submission order: a piece waits behind those freed before it."""
+  def __init__(self, device: AMDDevice):
+    self.device, self.lock, self.ready, self.waiting = device, threading.Lock(), defaultdict(list), deque()
+
+  def put(self, size: int, piece: Any) -> None:
+    with self.lock: self.waiting.append((self.device.timeline_value, size, piece))
+
+  def take(self, size: int) -> Any:
+    """A piece of `size` that nothing uses any more, or None."""
+    with self.lock:
+      reached = self.device.timeline.value
+      while self.waiting and self.waiting[0][0] <= reached:
+        _, done, piece = self.waiting.popleft()
+        self.ready[done].append(piece)
+      return self.ready[size].pop() if self.ready[size] else None
+
+
 class AMDAllocator(Allocator):
   """VRAM; freed memory is kept for reuse by size once the work submitted before the free has finished."""
   def __init__(self, device: AMDDevice):
-    self.device, self.pool, self.lock = device, defaultdict(list), threading.Lock()
-    self.retired: list[tuple[int, Memory]] = []  # (timeline value submitted before the free, memory)
+    self.device, self.retired = device, Retired(device)
     self.staging = [(device.gpu.alloc(STAGING_BYTES, host=True), [0]) for _ in range(STAGING_BUFFERS)]
     self.next_staging = 0
 
   def alloc(self, nbytes: int) -> AMDBuffer:
     size = round_up(max(nbytes, 1), PAGE)
-    with self.lock:
-      reached = self.device.timeline.value
-      self.pool_free([(tag, memory) for tag, memory in self.retired if tag <= reached])
-      self.retired = [(tag, memory) for tag, memory in self.retired if tag > reached]
-      if self.pool[size]: return AMDBuffer(self.pool[size].pop(), nbytes)
-    return AMDBuffer(self.device.gpu.alloc(size, host=False), nbytes)
+    return AMDBuffer(self.retired.take(size) or self.device.gpu.alloc(size, host=False), nbytes)
 
-  def pool_free(self, released: list[tuple[int, Memory]]) -> None:
-    for _, memory in released: self.pool[memory.size].append(memory)
-
-  def free(self, buffer: AMDBuffer) -> None:
-    with self.lock: self.retired.append((self.device.timeline_value, buffer.memory))
+  def free(self, buffer: AMDBuffer) -> None: self.retired.put(buffer.memory.size, buffer.memory)
 
   def _staging(self) -> tuple[Memory, list[int]]:
     """The next staging buffer, once the copies that last used it have finished."""
@@ -142,18 +151,13 @@ class KernargArena:
   """Host-visible memory for kernel arguments, in 1 MiB chunks cut into 64-byte aligned blocks. A released block is reused
   only once the timeline has reached the value submitted before its release (what may still read it has finished)."""
   def __init__(self, device: AMDDevice):
-    self.device, self.chunks, self.lock = device, [], threading.Lock()
-    self.free: dict[int, list[int]] = defaultdict(list)
-    self.retired: list[tuple[int, int, int]] = []  # (timeline value, address, size)
+    self.device, self.chunks, self.lock, self.retired = device, [], threading.Lock(), Retired(device)
     self.top = self.end = 0
 
   def alloc(self, size: int) -> int:
     size = round_up(max(size, 1), 64)
+    if (address := self.retired.take(size)) is not None: return address
     with self.lock:
-      reached = self.device.timeline.value
-      for _, address, block in [r for r in self.retired if r[0] <= reached]: self.free[block].append(address)
-      self.retired = [r for r in self.retired if r[0] > reached]
-      if self.free[size]: return self.free[size].pop()
       if self.top + size > self.end:
         chunk = self.device.gpu.alloc(max(KERNARG_CHUNK, size), host=True)
         self.chunks.append(chunk)
@@ -161,8 +165,7 @@ class KernargArena:
       self.top += size
       return self.top - size
 
-  def release(self, address: int, size: int) -> None:
-    with self.lock: self.retired.append((self.device.timeline_value, address, round_up(max(size, 1), 64)))
+  def release(self, address: int, size: int) -> None: self.retired.put(round_up(max(size, 1), 64), address)
 
 
 HIDDEN = {"hidden_block_count_x": lambda a: a.global_size[0], "hidden_block_count_y": lambda a: a.global_size[1],

@@ -89,17 +89,20 @@ class KFDGPU:
     self.map(memory)
     return memory
 
+  def _map_call(self, name: str, memory: Memory) -> kfd.MapMemoryArgs:
+    """MAP_MEMORY_TO_GPU or UNMAP_MEMORY_FROM_GPU of `memory` for this GPU alone."""
+    ids = (ctypes.c_uint32 * 1)(self.gpu_id)
+    args = kfd.MapMemoryArgs(handle=memory.handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=1)
+    self.driver.ioctl(self.kfd, name, args)
+    return args
+
   def map(self, memory: Memory) -> None:
     """Map `memory` (allocated for this or another GPU of the process) into this GPU's address space."""
-    ids = (ctypes.c_uint32 * 1)(self.gpu_id)
-    mapping = kfd.MapMemoryArgs(handle=memory.handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=1)
-    self.driver.ioctl(self.kfd, "MAP_MEMORY_TO_GPU", mapping)
-    if mapping.n_success != 1: raise RuntimeError(f"KFD mapped {memory.size} bytes at {memory.address:#x} to {mapping.n_success} of 1 GPUs")
+    if (mapped := self._map_call("MAP_MEMORY_TO_GPU", memory).n_success) != 1:
+      raise RuntimeError(f"KFD mapped {memory.size} bytes at {memory.address:#x} to {mapped} of 1 GPUs")
 
   def free(self, memory: Memory) -> None:
-    ids = (ctypes.c_uint32 * 1)(self.gpu_id)
-    unmap = kfd.MapMemoryArgs(handle=memory.handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=1)
-    self.driver.ioctl(self.kfd, "UNMAP_MEMORY_FROM_GPU", unmap)
+    self._map_call("UNMAP_MEMORY_FROM_GPU", memory)
     self.driver.ioctl(self.kfd, "FREE_MEMORY_OF_GPU", kfd.FreeMemoryArgs(handle=memory.handle))
     self.driver.munmap(memory.address, memory.size)
 

@@ -89,9 +89,8 @@ class CopyQueue:
     self.device, self.version, self.packets = device, device.sdma_version, []
 
   def copy(self, destination: int, source: int, nbytes: int) -> CopyQueue:
-    piece = sdma.max_copy_bytes(self.version)
-    for offset in range(0, nbytes, piece):
-      self.packets.append(sdma.copy_linear(destination + offset, source + offset, min(piece, nbytes - offset), self.version))
+    words, length = sdma.copy(destination, source, nbytes, self.version), sdma.LENGTHS[sdma.COPY]
+    self.packets += [words[i:i + length] for i in range(0, len(words), length)]
     return self
 
   def signal(self, signal: Signal, value: int) -> CopyQueue:
