@@ -481,6 +481,12 @@ LogicalResult LaunchOp::verify() {
   return success();
 }
 
+LogicalResult TransferOp::verify() {
+  if (getDst() == getSrc())
+    return emitOpError("copies a buffer into itself");
+  return success();
+}
+
 /// The parameter type of a lowered kernel for a launched buffer: its storage
 /// (signless, i1 as i8; an empty buffer as 1-D).
 static MemRefType storageType(MemRefType buffer) {

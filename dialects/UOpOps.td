@@ -353,4 +353,23 @@ def UOp_LaunchOp : UOp_Op<"launch", [MemoryEffects<[MemRead, MemWrite]>,
   let hasVerifier = 1;
 }
 
+def UOp_TransferOp : UOp_Op<"transfer", [AllTypesMatch<["dst", "src", "result"]>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "copy all of buffer `src` into buffer `dst`, on another device";
+  let description = [{
+    A `uop.copy` between devices once bufferized: the runtime moves the bytes
+    (a copy queue, or through the host) rather than launching a kernel. The
+    result is `dst`, fully written. Which device a buffer is on: the
+    `uop.device` of its `uop.buffer` or graph argument (none: the graph's own).
+    ```mlir
+    %b = uop.buffer {uop.device = "AMD"} : memref<16xf32>
+    %t = uop.transfer %a into %b : memref<16xf32>
+    ```
+  }];
+  let arguments = (ins UOp_MemRef:$dst, UOp_MemRef:$src);
+  let results = (outs UOp_MemRef:$result);
+  let assemblyFormat = "$src `into` $dst attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // UOP_OPS

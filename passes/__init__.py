@@ -100,10 +100,10 @@ def register(argument: str, description: str, takes: tuple[str, ...] = ()) -> Ca
   return wrap
 
 
-def functions_with(module: ir.Operation, op_name: str) -> list[ir.OpView]:
-  """The functions of `module` with a body that holds an `op_name` op."""
+def functions_with(module: ir.Operation, *op_names: str) -> list[ir.OpView]:
+  """The functions of `module` with a body that holds an op of one of `op_names`."""
   return [op for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func" and len(op.regions[0].blocks)
-          and any(o.operation.name == op_name for o in op.regions[0].blocks[0].operations)]
+          and any(o.operation.name in op_names for o in op.regions[0].blocks[0].operations)]
 
 
 def range_size(r: ir.Value) -> int:

@@ -12,6 +12,8 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
+from pytc.passes.common.attributes import BUFFER_DEVICE
+from pytc.passes.common.devices import argument_devices
 from pytc.runtime.device import Binary, Compiled, Program
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
@@ -33,15 +35,19 @@ def context() -> ir.Context:
 
 @dataclass(frozen=True)
 class Launch:
-  """One kernel launch of a schedule; each argument is ("input" | "output" | "temp", position)."""
-  kernel: str
+  """One step of a schedule: a kernel launch, or a transfer between devices when `kernel` is None. Each argument is
+  ("input" | "output" | "temp", position), the first the buffer it writes; `device` is where that buffer is (and so where
+  a kernel runs), None for the graph's own device."""
+  kernel: str | None
   args: tuple[tuple[str, int], ...]
+  device: str | None = None
 
 
 @dataclass(frozen=True)
 class Temporary:
   shape: tuple[int, ...]
   element: str  # the MLIR element type
+  device: str | None = None  # None: the graph's own device
 
 
 @dataclass(frozen=True)
@@ -102,14 +108,18 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
   """The launches, temporaries and output buffer of each sink operand of a scheduled graph function (arguments: inputs,
   then outputs)."""
   names: dict[ir.Value, tuple[str, int]] = {}
-  for i, arg in enumerate(graph.regions[0].blocks[0].arguments): names[arg] = ("input", i) if i < inputs else ("output", i - inputs)
+  arguments = graph.regions[0].blocks[0].arguments
+  devices = dict(zip(arguments, argument_devices(graph.opview)))
+  for i, arg in enumerate(arguments): names[arg] = ("input", i) if i < inputs else ("output", i - inputs)
   launches, temporaries, outputs = [], [], ()
   for op in graph.regions[0].blocks[0].operations:
     if isinstance(op, uop.BufferOp):
       memref = ir.MemRefType(op.results[0].type)
-      names[op.results[0]] = ("temp", len(temporaries))
-      temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type)))
-    elif isinstance(op, uop.LaunchOp): launches.append(Launch(op.kernel.value, tuple(names[v] for v in op.operands)))
+      names[op.results[0]], devices[op.results[0]] = ("temp", len(temporaries)), BUFFER_DEVICE.get(op)
+      temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type), devices[op.results[0]]))
+    elif isinstance(op, uop.LaunchOp | uop.TransferOp):
+      kernel = op.kernel.value if isinstance(op, uop.LaunchOp) else None
+      launches.append(Launch(kernel, tuple(names[v] for v in op.operands), devices[op.operands[0]]))
     elif isinstance(op, uop.SinkOp): outputs = tuple(names[v][1] for v in op.operands)
   return tuple(launches), tuple(temporaries), outputs
 
@@ -125,42 +135,46 @@ def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
   return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start)
 
 
-def copy_module(module: ir.Module) -> ir.Module:
-  """A copy of `module` to compile (the schedule keeps its kernels as scheduled, for other targets)."""
+def copy_module(module: ir.Module, kernels: frozenset[str] | None = None) -> ir.Module:
+  """A copy of `module` to compile, with only the functions named in `kernels` when given (the schedule keeps its kernels
+  as scheduled, for other targets)."""
   with module.context, ir.Location.unknown():
     copy = ir.Module.create()
-    for op in module.body.operations: op.operation.clone(ip=ir.InsertionPoint(copy.body))
+    for op in module.body.operations:
+      if kernels is None or "sym_name" not in op.attributes or ir.StringAttr(op.attributes["sym_name"]).value in kernels:
+        op.operation.clone(ip=ir.InsertionPoint(copy.body))
   return copy
 
 
-def compile_kernels(schedule: Schedule, device: Compiled, name: str = "graph") -> Executable:
-  """The schedule's kernels compiled by the device's compiler and loaded on it (once per schedule and device, whichever
-  threads ask; devices of one target share the binary)."""
+def compile_kernels(schedule: Schedule, device: Compiled, name: str = "graph", kernels: frozenset[str] | None = None) -> Executable:
+  """The schedule's kernels (those named in `kernels` when given: the ones launched on this device) compiled by the device's
+  compiler and loaded on it, once per schedule and device, whichever threads ask; devices of one target share the binary."""
   if (executable := schedule.executables.get(device.name)) is not None: return executable
   with COMPILE_LOCK:
     if (executable := schedule.executables.get(device.name)) is None:
-      executable = schedule.executables[device.name] = _compile(schedule, device, name)
+      executable = schedule.executables[device.name] = _compile(schedule, device, name, kernels)
   return executable
 
 
-def _compile(schedule: Schedule, device: Compiled, name: str) -> Executable:
+def _compile(schedule: Schedule, device: Compiled, name: str, kernels: frozenset[str] | None) -> Executable:
   start = time.perf_counter()
   target = device.target.cache_key()
-  if (built := next((e for e in schedule.executables.values() if e.binary.target == target), None)) is not None:
-    return Executable(device.program(built.binary), built.binary, built.kernel_ir, time.perf_counter() - start, built.from_disk)
-  binary, kernel_ir, from_disk = _build(schedule, device, name, cached=True)
+  for built in schedule.executables.values():
+    if built.binary.target == target and (kernels is None or kernels <= {k.name for k in built.binary.kernels}):
+      return Executable(device.program(built.binary), built.binary, built.kernel_ir, time.perf_counter() - start, built.from_disk)
+  binary, kernel_ir, from_disk = _build(schedule, device, name, kernels, cached=True)
   try: program = device.program(binary)
   except (OSError, ValueError) as error:  # a cached binary that does not load (say, written for another library version)
     if not from_disk: raise CompileError(f"{device.name} cannot load the kernels it compiled: {error}") from error
     if DEBUG >= 1: print(f"kernel cache: rebuilding kernels that did not load: {error}")
-    binary, kernel_ir, from_disk = _build(schedule, device, name, cached=False)
+    binary, kernel_ir, from_disk = _build(schedule, device, name, kernels, cached=False)
     program = device.program(binary)
   if DEBUG >= 4: print(kernel_ir)
   return Executable(program, binary, kernel_ir, time.perf_counter() - start, from_disk)
 
 
-def _build(schedule: Schedule, device: Compiled, name: str, cached: bool) -> tuple[Binary, str, bool]:
-  try: return device.compiler.compile(copy_module(schedule.kernels), run_pipeline, name, cached)
+def _build(schedule: Schedule, device: Compiled, name: str, kernels: frozenset[str] | None, cached: bool) -> tuple[Binary, str, bool]:
+  try: return device.compiler.compile(copy_module(schedule.kernels, kernels), run_pipeline, name, cached)
   except (OSError, RuntimeError) as error:
     if isinstance(error, CompileError): raise
     raise CompileError(f"{device.name}: {error}") from error

@@ -69,6 +69,8 @@ def export(fn: Callable[..., object], *inputs: Tensor, target: str = "cpu") -> b
                       "must stay lazy, or those values would be baked into the file")
   nodes = [_computed(t) for t in returned]
   scheduled, graph_inputs, pending = schedule(nodes)
+  if len({n.device for n in nodes}) > 1 or any(launch.kernel is None for launch in scheduled.launches):
+    raise ExportError("an exported function runs on one device: it may not copy between devices")
   device, binary = _binary(scheduled, target)
   position = {id(t.lazydata.arg): i for i, t in enumerate(args)}
   buffers, index = [], {}

@@ -77,6 +77,7 @@ RULES: dict[str, Rule] = {
   "where": lambda g, out, s, _: (None, s[0].where(g, 0.0), s[0].where(0.0, g)),
   "cast": lambda g, out, s, _: (g.cast(s[0].dtype),),
   "contiguous": lambda g, out, s, _: (g,),
+  "copy": lambda g, out, s, _: (g.to(s[0].device),),
   "assign": lambda g, out, s, _: (None, g),
   "reduce": _reduce_grad,
   "reshape": lambda g, out, s, _: (g.reshape(s[0].shape),),

@@ -12,6 +12,8 @@ from mlir.dialects import func
 from pytc.dialects import uop
 from pytc.dtype import DType, dtypes
 from pytc.helpers import getenv
+from pytc.passes.common.attributes import GRAPH_DEVICE
+from pytc.passes.common.devices import set_argument_devices
 
 
 class LazyOp:
@@ -155,7 +157,8 @@ def check_size(node: LazyOp) -> None:
 
 def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.Module:
   """A module with `func.func @name(inputs) { uop ops; uop.sink outputs; return }`, one argument per input
-  buffer node in the order given. The text depends only on the graph's structure, not on buffer identity."""
+  buffer node in the order given. The text depends only on the graph's structure, not on buffer identity. The function
+  runs on the first output's device (`uop.device`); an input on another device says which (passes/common/devices.py)."""
   nodes = toposort(outputs)
   for node in nodes: check_size(node)
   module = ir.Module.create()
@@ -163,6 +166,8 @@ def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.
     fn = ir.Operation.create("func.func", attributes={
       "sym_name": ir.StringAttr.get(name),
       "function_type": ir.TypeAttr.get(ir.FunctionType.get([tensor_type(n) for n in inputs], []))}, regions=1)
+  GRAPH_DEVICE.set(fn, home := outputs[0].device)
+  set_argument_devices(fn, [n.device if n.device != home else None for n in inputs])
   block = fn.regions[0].blocks.append(*[tensor_type(n) for n in inputs])
   values: dict[int, ir.Value] = {id(n): arg for n, arg in zip(inputs, block.arguments)}
   with ir.InsertionPoint(block):

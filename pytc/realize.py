@@ -1,5 +1,5 @@
-"""Realize lazy graphs: build the uop graph, schedule and compile it, launch its kernels through the
-device's HCQ queue in one command buffer."""
+"""Realize lazy graphs: build the uop graph, schedule and compile it, launch its kernels through each device's HCQ
+queue, a command buffer per run of kernels on one device, with the transfers between devices in between."""
 from __future__ import annotations
 
 import threading
@@ -8,12 +8,12 @@ from collections import Counter
 
 from mlir import ir
 
-from pytc.compiler import COMPILE_LOCK, Schedule, compile_kernels, context, schedule_graph
+from pytc.compiler import COMPILE_LOCK, Launch, Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
-from pytc.runtime.device import Kernel, LaunchArgs
+from pytc.runtime.device import Compiled, Kernel, LaunchArgs, Program
 from pytc.runtime.hcq import SUBMIT_LOCK, HWQueue
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
@@ -62,39 +62,87 @@ def encode_launch(queue: HWQueue, kernel: Kernel, buffers: list[Buffer]) -> Laun
 
 def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
   """Compute every unrealized node of `outputs`; returns buffer nodes in the same order. `destinations` asks for the buffer a node
-  is computed into (by id), taken when the schedule reads nothing from it."""
+  is computed into (by id), taken when the schedule reads nothing from it. Outputs on several devices are realized a device at a time."""
   if any(n.op == "assign" for n in outputs): return realize_assigns(outputs)
   if all(n.is_realized for n in outputs): return outputs
+  by_device: dict[str, list[LazyOp]] = {}
+  for n in outputs:
+    if not n.is_realized: by_device.setdefault(n.device, []).append(n)
+  if len(by_device) > 1:
+    done = {id(n): r for group in by_device.values() for n, r in zip(group, realize(group, destinations))}
+    return [done.get(id(n), n) for n in outputs]
   start = time.perf_counter()
   scheduled, inputs, pending = schedule(outputs)
-  device_name = pending[0].device
-  device = Device[device_name]
-  executable = compile_kernels(scheduled, device)
+  home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
-             "temp": [Buffer(device_name, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
+             "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
+  if CAPTURES.launches and any(launch.kernel is None for launch in scheduled.launches):
+    from pytc.jit import JitError
+    raise JitError("TinyJit cannot capture a copy between devices: copy the inputs before calling the jitted function")
+  compile_seconds, kernels = 0.0, kernels_by_device(scheduled.launches, home)
+  for device_name, steps in segments(scheduled.launches, home):
+    if steps[0].kernel is None:
+      for step in steps: transfer(*(buffers[role][i] for role, i in step.args))
+      continue
+    device = Device[device_name]
+    executable = compile_kernels(scheduled, device, kernels=kernels[device_name] if len(kernels) > 1 else None)
+    compile_seconds += executable.compile_seconds
+    run_kernels(device, executable.program, steps, buffers)
+  if DEBUG >= 1:
+    moved = sum(launch.kernel is None for launch in scheduled.launches)
+    steps = f"{len(scheduled.launches) - moved} kernels" + (f", {moved} transfers" if moved else "")
+    print(f"realize: {steps} in {(time.perf_counter() - start) * 1e3:.2f} ms "
+          f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {compile_seconds * 1e3:.2f} ms)")
+  done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
+  return [done.get(id(n), n) for n in outputs]
+
+
+def kernels_by_device(launches: tuple[Launch, ...], home: str) -> dict[str, frozenset[str]]:
+  found: dict[str, set[str]] = {}
+  for launch in launches:
+    if launch.kernel is not None: found.setdefault(launch.device or home, set()).add(launch.kernel)
+  return {device: frozenset(names) for device, names in found.items()}
+
+
+def segments(launches: tuple[Launch, ...], home: str) -> list[tuple[str, list[Launch]]]:
+  """The schedule's steps in runs: kernels on one device in a row (one command buffer), or transfers."""
+  runs: list[tuple[str, list[Launch]]] = []
+  for launch in launches:
+    where = (launch.device or home) if launch.kernel is not None else ""
+    if runs and runs[-1][0] == where: runs[-1][1].append(launch)
+    else: runs.append((where, [launch]))
+  return runs
+
+
+def transfer(destination: Buffer, source: Buffer) -> None:
+  """Copy `source` into `destination` on another device, once the work on both before it is done, through host memory."""
+  for name in (source.device, destination.device): Device[name].synchronize()
+  host = bytearray(source.raw.nbytes)
+  Device[source.device].allocator.copyout(memoryview(host), source.raw)
+  Device[destination.device].allocator.copyin(destination.raw, memoryview(host))
+  if DEBUG >= 2: print(f"*** {destination.device:<6} copy {len(host)} bytes from {source.device} (through the host)")
+
+
+def run_kernels(device: Compiled, program: Program, launches: list[Launch], buffers: dict[str, list[Buffer]]) -> None:
+  """Launch kernels on `device` in one command buffer and wait for them."""
   queue, kernargs, stamps, record = device.queue(), [], [], []
   began, ended = device.new_signal(), device.new_signal()
   queue.timestamp(began)
-  for launch in scheduled.launches:
-    launch_buffers, kernel = [buffers[role][i] for role, i in launch.args], executable.program.kernels[launch.kernel]
+  for launch in launches:
+    launch_buffers, kernel = [buffers[role][i] for role, i in launch.args], program.kernels[launch.kernel]
     record.append((kernel, launch_buffers))
     if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
     if stamps: queue.timestamp(stamps[-1][1])
     kernargs.append(encode_launch(queue, kernel, launch_buffers))
     if stamps: queue.timestamp(stamps[-1][2])
-  for recorder in CAPTURES.launches: recorder.append((device, record, executable.program))
+  for recorder in CAPTURES.launches: recorder.append((device, record, program))
   with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device)
   device.synchronize()
   GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
   for number, (launch, start_kernel, end_kernel) in enumerate(stamps, GlobalCounters.kernel_count + 1):
-    print(f"*** {device_name:<6} {number:4d} {launch.kernel:<20} args {len(launch.args):3d}  "
+    print(f"*** {device.name:<6} {number:4d} {launch.kernel:<20} args {len(launch.args):3d}  "
           f"tm {(end_kernel.timestamp_ns - start_kernel.timestamp_ns) * 1e-3:9.2f}us")
-  GlobalCounters.kernel_count += len(scheduled.launches)
-  if DEBUG >= 1:
-    print(f"realize: {len(scheduled.launches)} kernels in {(time.perf_counter() - start) * 1e3:.2f} ms "
-          f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {executable.compile_seconds * 1e3:.2f} ms)")
-  done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
-  return [done.get(id(n), n) for n in outputs]
+  GlobalCounters.kernel_count += len(launches)
 
 
 def output_buffers(pending: list[LazyOp], slots: tuple[int, ...], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> list[Buffer]:

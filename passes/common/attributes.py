@@ -96,6 +96,15 @@ class Tagged(Kind[str]):
   def build(self, value: str) -> ir.Attribute: return ir.StringAttr.get(value)
 
 
+class Text(Kind[str]):
+  """A non-empty string."""
+  shape = "a non-empty string"
+  def problem(self, attr: ir.Attribute) -> str | None:
+    return None if isinstance(attr, ir.StringAttr) and attr.value else "it is not a non-empty string"
+  def read(self, attr: ir.Attribute) -> str: return ir.StringAttr(attr).value
+  def build(self, value: str) -> ir.Attribute: return ir.StringAttr.get(value)
+
+
 @dataclass(frozen=True)
 class IntDict(Kind[dict[str, int]]):
   """A dictionary of i64 values: every key of `required`, any of `optional`, each within its range."""
@@ -174,7 +183,7 @@ FUSE = declare(Attribute(
   "fuse", uop.BufferizeOp.OPERATION_NAME, Tagged(("kept", "split")), ("pytc-fuse",), ("people reading the IR",),
   "why pytc-fuse kept the materialization (`kept: ...`) or cut a kernel there (`split: ...`)"))
 KERNELS = declare(Attribute(
-  "pytc.kernels", FUNC, I64(Within(1)), ("pytc-schedule",), ("forms.check_input", "pytc compile"),
+  "pytc.kernels", FUNC, I64(Within(0)), ("pytc-schedule",), ("forms.check_input", "pytc compile"),
   "the number of kernel launches of the scheduled graph; marks it scheduled", _graph, "graph functions"))
 BUFFERS = declare(Attribute(
   "pytc.buffers", FUNC, I64(Within(0)), ("pytc-schedule",), ("pytc compile",),
@@ -182,6 +191,16 @@ BUFFERS = declare(Attribute(
 PEAK_BYTES = declare(Attribute(
   "pytc.peak_bytes", FUNC, I64(Within(0)), ("pytc-schedule",), ("pytc compile",),
   "the most temporary bytes live at once in the scheduled graph", _graph, "graph functions"))
+
+
+ELSEWHERE = "the device it lives on, when not the graph's own (a graph argument's is an argument attribute of that name)"
+GRAPH_DEVICE = declare(Attribute(
+  "uop.device", FUNC, Text(), ("pytc (the frontend)",), ("pytc-rangeify", "pytc-bufferize"),
+  "the device the graph runs on: values without a uop.device of their own live there", _graph, "graph functions"))
+BUFFERIZE_DEVICE = declare(Attribute(
+  "uop.device", uop.BufferizeOp.OPERATION_NAME, Text(), ("pytc-rangeify",), ("pytc-bufferize",), ELSEWHERE))
+BUFFER_DEVICE = declare(Attribute(
+  "uop.device", uop.BufferOp.OPERATION_NAME, Text(), ("pytc-bufferize",), ("pytc-schedule", "pytc/compiler.py"), ELSEWHERE))
 
 
 class LoopOrder(StrEnum):

@@ -51,11 +51,12 @@ FORMS = {form.key: form for form in GRAPH_FORMS + KERNEL_FORMS + (GPU_FORM,)}
 
 # The graph stages (lowest, highest) an op can appear in, by its name.
 TENSOR_LEVEL = tuple(op.OPERATION_NAME for op in (uop.ReduceOp, uop.ReshapeOp, uop.PermuteOp, uop.ExpandOp, uop.PadOp, uop.ShrinkOp,
-                                                  uop.FlipOp, uop.ContiguousOp, uop.CopyOp, uop.AssignOp, uop.IotaOp))
+                                                  uop.FlipOp, uop.ContiguousOp, uop.AssignOp, uop.IotaOp))
 STAGES = {**{name: (0, 0) for name in TENSOR_LEVEL}, **{op.OPERATION_NAME: stages for op, stages in (
-  (uop.BufferizeOp, (1, 1)), (uop.RangeOp, (1, 2)), (uop.IndexOp, (1, 2)), (uop.RangeReduceOp, (1, 2)), (uop.StoreOp, (2, 2)),
-  (uop.EndOp, (2, 2)), (uop.BufferOp, (2, 4)), (uop.LaunchOp, (3, 4)))}}
-NOT_IN_KERNELS = tuple(op.OPERATION_NAME for op in (uop.SinkOp, uop.LaunchOp, uop.BufferOp, uop.BufferizeOp)) + TENSOR_LEVEL
+  (uop.CopyOp, (0, 1)), (uop.BufferizeOp, (1, 1)), (uop.RangeOp, (1, 2)), (uop.IndexOp, (1, 2)), (uop.RangeReduceOp, (1, 2)),
+  (uop.StoreOp, (2, 2)), (uop.EndOp, (2, 2)), (uop.BufferOp, (2, 4)), (uop.TransferOp, (2, 4)), (uop.LaunchOp, (3, 4)))}}
+NOT_IN_KERNELS = tuple(op.OPERATION_NAME for op in (uop.SinkOp, uop.LaunchOp, uop.BufferOp, uop.BufferizeOp, uop.CopyOp,
+                                                    uop.TransferOp)) + TENSOR_LEVEL
 ARITH = ("arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.divsi", "arith.floordivsi", "arith.remui", "arith.remsi")
 
 

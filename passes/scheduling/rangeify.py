@@ -2,12 +2,14 @@
 
 Every value that must live in memory is materialized with `uop.bufferize` over fresh loop
 ranges, one per dim (the constant 0 for a size-1 dim; an empty dim gets an empty range): the graph's outputs (`reason="output"`),
-`contiguous` and `copy` results, a reduce whose result is consumed through an expand
+`contiguous` results and copies within a device, a reduce whose result is consumed through an expand
 ("reduce-expand": otherwise it would be recomputed for every expanded element; materialized after the
 elementwise ops that only continue it, its epilogue), and every other
 value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines).
 
-Everything else is computed where it is read. Movement ops disappear into index arithmetic:
+A copy between devices (see devices.py) stays a `uop.copy`, of its source materialized on
+the source's device (`uop.device` on that bufferize; an argument is copied as it is), and is
+read like a materialization. Everything else is computed where it is read. Movement ops disappear into index arithmetic:
 permute reorders the indices, reshape flattens and splits them (div/mod), expand reads index 0,
 shrink adds its offset, flip reads `n-1-i`, and pad adds a validity condition: reads inside
 padding are skipped (`uop.index ... if %valid`) and the value there is 0. A reduce not
@@ -26,7 +28,8 @@ from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, register
 from pytc.passes.codegen.scalar import element_type
 from pytc.passes.common.analysis import UOP_PREFIX
-from pytc.passes.common.attributes import REASON, Reason
+from pytc.passes.common.attributes import BUFFERIZE_DEVICE, REASON, Reason
+from pytc.passes.common.devices import tensor_devices
 from pytc.passes.common.symbolic import Emitter, Lin, Range
 from pytc.passes.common.uops import isa, new_range, reduce_kind
 from pytc.passes.common.uops import read as read_at
@@ -76,19 +79,34 @@ def reaches_expand(value: ir.Value) -> bool:
 
 
 class Rangeifier:
-  def __init__(self, reasons: dict[ir.Value, Reason]):
-    self.reasons, self.ids = reasons, itertools.count()
+  def __init__(self, reasons: dict[ir.Value, Reason], devices: dict[ir.Value, str | None]):
+    self.reasons, self.devices, self.ids = reasons, devices, itertools.count()
     self.index, self.buffers, self.memo = Emitter(), {}, {}
 
   def new_range(self, size: int, kind: uop.RangeKind) -> Range:
     rid = next(self.ids)
     return Range(rid, size, new_range(kind, size, rid))
 
-  def materialize(self, value: ir.Value) -> ir.Value:
+  def materialize(self, value: ir.Value, reason: Reason | None = None) -> ir.Value:
+    if self.is_transfer(value): return self.transfer(value)
     ranges = [self.new_range(n, uop.RangeKind.loop) if n != 1 else None for n in shape_of(value)]
     scalar = self.emit(value, tuple(Lin.of(r) if r else Lin() for r in ranges), frozenset(), top=True)
     operands = [r.value if r else self.index.constant(0) for r in ranges]
-    self.buffers[value] = result = uop.BufferizeOp(value.type, scalar, operands, REASON.spelled(self.reasons[value])).result
+    bufferize = uop.BufferizeOp(value.type, scalar, operands, REASON.spelled(reason or self.reasons[value]))
+    if (device := self.devices.get(value)) is not None: BUFFERIZE_DEVICE.set(bufferize, device)
+    self.buffers[value] = bufferize.result
+    return bufferize.result
+
+  def is_transfer(self, value: ir.Value) -> bool:
+    """A copy between devices (a copy within one is an ordinary materialization)."""
+    return isinstance(value, ir.OpResult) and isa(value.owner, uop.CopyOp) and self.devices[value] != self.devices.get(value.owner.operands[0])
+
+  def transfer(self, value: ir.Value) -> ir.Value:
+    """The copy of its source, materialized on the source's device unless it is an argument already: a tensor that
+    consumers read like a materialization."""
+    source = value.owner.operands[0]
+    if not isinstance(source, ir.BlockArgument): source = self.buffers[source] if source in self.buffers else self.materialize(source, Reason.COPY)
+    self.buffers[value] = result = uop.CopyOp(source, value.owner.opview.device).result
     return result
 
   def read(self, buffer: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
@@ -196,7 +214,7 @@ def rangeify(fn: func.FuncOp) -> None:
   reasons = realize_reasons(fn, sink)
   order = [v for op in fn.entry_block.operations for v in op.results if v in reasons]
   order += [v for v in sink.operands if isinstance(v, ir.BlockArgument) and v not in order]
-  rangeifier = Rangeifier(reasons)
+  rangeifier = Rangeifier(reasons, tensor_devices(fn))
   tensor_level = [op for op in fn.entry_block.operations if op.operation.name != "func.return"]
   with ir.InsertionPoint(sink):
     for value in order: rangeifier.materialize(value)

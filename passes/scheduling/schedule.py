@@ -1,12 +1,12 @@
-"""pytc-schedule: launch order and memory planning for a graph of kernel launches.
+"""pytc-schedule: launch order and memory planning for a graph of kernel launches and transfers.
 
 Launches are ordered topologically by their buffer dependencies as the graph states them:
 read-after-write (a kernel runs after the kernels that write what it reads) and write-after-read
 (a kernel that overwrites a buffer waits for that buffer's earlier readers); among ready launches
-the earliest in the graph goes first. The first argument of a launch is the buffer it writes.
+the earliest in the graph goes first. The first argument of a launch (and of a transfer) is the buffer it writes.
 
 Temporaries (`uop.buffer`) are then planned: walking the launches in order, a temporary whose
-first use comes after another of the same type has had its last use takes over that buffer.
+first use comes after another of the same type on the same device has had its last use takes over that buffer.
 The graph function gets `pytc.kernels`, `pytc.buffers` (temporaries left) and `pytc.peak_bytes`
 (the most temporary bytes live at once); `report=1` also prints them.
 """
@@ -18,7 +18,7 @@ from mlir.dialects import func
 
 from pytc.dialects import uop
 from pytc.passes import functions_with, register
-from pytc.passes.common.attributes import BUFFERS, KERNELS, PEAK_BYTES
+from pytc.passes.common.attributes import BUFFER_DEVICE, BUFFERS, KERNELS, PEAK_BYTES
 from pytc.passes.common.uops import defined_by
 
 
@@ -60,8 +60,12 @@ def temporaries(launch: ir.Operation) -> list[ir.Value]:
   return list(dict.fromkeys(v for v in launch.operands if defined_by(v, uop.BufferOp)))
 
 
+def kind(temporary: ir.Value) -> tuple[str, str | None]:
+  return str(temporary.type), BUFFER_DEVICE.get(temporary.owner)
+
+
 def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
-  """Reuse dead temporaries of the same type; returns (temporaries left, peak live temporary bytes)."""
+  """Reuse dead temporaries of the same type on the same device; returns (temporaries left, peak live temporary bytes)."""
   last_use = {v: i for i, op in enumerate(launches) for v in temporaries(op)}
   free: dict[str, list[ir.Value]] = {}
   live: dict[ir.Value, int] = {}
@@ -70,7 +74,7 @@ def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
     for v in temporaries(op):
       if v in live: continue
       end = last_use[v]
-      if pool := free.get(str(v.type)):
+      if pool := free.get(kind(v)):
         reused, allocation = pool.pop(), v.owner
         v.replace_all_uses_with(reused)
         allocation.operation.erase()
@@ -80,24 +84,26 @@ def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
     peak = max(peak, sum(size_of(v.type) for v in live))
     for v in [v for v, end in live.items() if end == i]:
       del live[v]
-      free.setdefault(str(v.type), []).append(v)
+      free.setdefault(kind(v), []).append(v)
   return buffers, peak
 
 
 def schedule(graph: ir.Operation, report: bool) -> None:
   block = graph.regions[0].blocks[0]
-  launches = [op.operation for op in block.operations if isinstance(op, uop.LaunchOp)]
+  launches = [op.operation for op in block.operations if isinstance(op, (uop.LaunchOp, uop.TransferOp))]
   if not launches: return
   order = ordered(launches)
   end = next(op.operation for op in block.operations if isinstance(op, (uop.SinkOp, func.ReturnOp)))
   for op in order: op.move_before(end)
   buffers, peak = plan_memory(order)
-  for attribute, value in ((KERNELS, len(order)), (BUFFERS, buffers), (PEAK_BYTES, peak)): attribute.set(graph, value)
-  if report: print(f"schedule @{ir.StringAttr(graph.attributes['sym_name']).value}: {len(order)} kernels, "
+  kernels = sum(isinstance(op.opview, uop.LaunchOp) for op in order)
+  for attribute, value in ((KERNELS, kernels), (BUFFERS, buffers), (PEAK_BYTES, peak)): attribute.set(graph, value)
+  transfers = f"{len(order) - kernels} transfers, " if len(order) > kernels else ""
+  if report: print(f"schedule @{ir.StringAttr(graph.attributes['sym_name']).value}: {kernels} kernels, {transfers}"
                    f"{buffers} temporary buffers, peak {peak} temporary bytes", file=sys.stderr)
 
 
 @register("pytc-schedule", "order kernel launches by their dependencies and reuse dead temporary buffers", takes=("split", "scheduled"))
 def schedule_pass(module: ir.Operation, report: bool = False) -> None:
-  for fn in functions_with(module, uop.LaunchOp.OPERATION_NAME):
+  for fn in functions_with(module, uop.LaunchOp.OPERATION_NAME, uop.TransferOp.OPERATION_NAME):
     schedule(fn.operation, report)

@@ -2,7 +2,8 @@
 
 For every `uop.end`, the ops it depends on (up to buffers: arguments, `uop.buffer`s and other
 kernels' ends) move into `func.func @<name>(%out, %in...) attributes {pytc.kernel}`; the graph
-function keeps the buffers and an ordered list of `uop.launch @<name>(%out, %in...)`. Kernels are
+function keeps the buffers and an ordered list of `uop.launch @<name>(%out, %in...)` and the `uop.transfer`s between
+devices. Kernels are
 named like tinygrad's (`E_4_8` elementwise, `r_4_8` with a reduction, sizes of the loop then
 reduce ranges). Structurally identical kernels (same body once range ids are renumbered) are
 emitted once and launched by the same name.
@@ -19,7 +20,7 @@ from pytc.passes.common.walk import dependencies
 
 
 def is_buffer(value: ir.Value) -> bool:
-  return isinstance(value, ir.BlockArgument) or defined_by(value, uop.BufferOp, uop.EndOp)
+  return isinstance(value, ir.BlockArgument) or defined_by(value, uop.BufferOp, uop.EndOp, uop.TransferOp)
 
 
 def kernel_cone(end: ir.Operation) -> list[ir.Operation]:
@@ -28,9 +29,9 @@ def kernel_cone(end: ir.Operation) -> list[ir.Operation]:
 
 
 def underlying_buffer(value: ir.Value) -> ir.Value:
-  """The buffer a memref value names: ends and stores forward their destination."""
-  while defined_by(value, uop.EndOp, uop.StoreOp):
-    value = value.owner.operands[0] if isa(value.owner, uop.EndOp) else value.owner.operands[1]
+  """The buffer a memref value names: ends, transfers and stores forward their destination."""
+  while defined_by(value, uop.EndOp, uop.TransferOp, uop.StoreOp):
+    value = value.owner.operands[1] if isa(value.owner, uop.StoreOp) else value.owner.operands[0]
   return value
 
 
@@ -91,10 +92,11 @@ class Splitter:
 @register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches",
           takes=("bufferized", "split"))
 def split_kernels(module: ir.Operation) -> None:
-  for op in functions_with(module, uop.EndOp.OPERATION_NAME):
+  for op in functions_with(module, uop.EndOp.OPERATION_NAME, uop.TransferOp.OPERATION_NAME):
     if KERNEL.get(op): continue
     ends = [o.operation for o in op.entry_block.operations if isinstance(o, uop.EndOp)]
     splitter = Splitter(module, op)
     for end in ends:
       with end.location: splitter.split(end)
-    erase_dead([o.operation for o in op.entry_block.operations if not isinstance(o, (uop.SinkOp, func.ReturnOp, uop.LaunchOp))])
+    for transfer in [o for o in op.entry_block.operations if isinstance(o, uop.TransferOp)]: transfer.result.replace_all_uses_with(transfer.dst)
+    erase_dead([o.operation for o in op.entry_block.operations if not isinstance(o, (uop.SinkOp, func.ReturnOp, uop.LaunchOp, uop.TransferOp))])

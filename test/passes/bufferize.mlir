@@ -166,3 +166,48 @@ func.func @sink_order(%a: tensor<4xf32>) {
   uop.sink %second, %first : tensor<2x1xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+// A copy between devices becomes a uop.transfer into a buffer on the target device (its
+// readers read what the transfer returns), or straight into the output it is; output
+// arguments on another device than the graph's carry uop.device.
+// CHECK-LABEL: func.func @transfer
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32>, %[[OUT:[a-z0-9]+]]: memref<4xf32> {uop.device = "AMD"}, %[[COPY:[a-z0-9]+]]: memref<4xf32> {uop.device = "AMD"})
+// CHECK: %[[S:.*]] = uop.buffer : memref<4xf32>
+// CHECK: %[[E:.*]] = uop.end
+// CHECK: %[[T:.*]] = uop.transfer %[[E]] into %[[COPY]] : memref<4xf32>
+// CHECK: uop.index %[[T]][
+// CHECK: uop.store %{{.*}}, %[[OUT]][
+// CHECK: uop.sink %{{.*}}, %[[T]]
+func.func @transfer(%a: tensor<4xf32>) attributes {uop.device = "CPU"} {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %e = uop.exp2 %x : f32
+  %s = uop.bufferize %e over(%i) {reason = "copy"} : f32 -> tensor<4xf32>
+  %c = uop.copy %s to "AMD" : tensor<4xf32>
+  %j = uop.range loop 4 id 1
+  %y = uop.index %c[%j] : tensor<4xf32>
+  %n = uop.neg %y : f32
+  %o = uop.bufferize %n over(%j) {reason = "output", uop.device = "AMD"} : f32 -> tensor<4xf32>
+  uop.sink %o, %c : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// A copy read but not an output lands in a new buffer on its device.
+// CHECK-LABEL: func.func @transfer_temporary
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<4xf32> {uop.device = "AMD"}, %{{.*}}: memref<4xf32>)
+// CHECK: %[[B:.*]] = uop.buffer : memref<4xf32>
+// CHECK-NEXT: %[[T:.*]] = uop.transfer %[[A]] into %[[B]] : memref<4xf32>
+// CHECK: uop.index %[[T]][
+func.func @transfer_temporary(%a: tensor<4xf32> {uop.device = "AMD"}) attributes {uop.device = "CPU"} {
+  %c = uop.copy %a to "CPU" : tensor<4xf32>
+  %j = uop.range loop 4 id 0
+  %y = uop.index %c[%j] : tensor<4xf32>
+  %n = uop.neg %y : f32
+  %o = uop.bufferize %n over(%j) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %o : tensor<4xf32>
+  return
+}

@@ -85,3 +85,23 @@ func.func @nested(%a: tensor<4xf32>) {
 
 // expected-error @+1 {{pytc-rangeify: uop.sink belongs in a graph or kernel func.func}}
 uop.sink
+
+// -----
+
+// Values on two devices meet only through a uop.copy.
+func.func @two_devices(%a: tensor<4xf32> {uop.device = "AMD"}, %b: tensor<4xf32>) attributes {uop.device = "CPU"} {
+  // expected-error @+1 {{uop.add reads values on AMD and the graph's own device: a uop.copy must bring them to one device}}
+  %s = uop.add %a, %b : tensor<4xf32>
+  uop.sink %s : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A device is a name.
+// expected-error @+1 {{argument #0 of @unnamed_device: uop.device must be a non-empty string}}
+func.func @unnamed_device(%a: tensor<4xf32> {uop.device = 3 : i64}) {
+  %c = uop.copy %a to "CPU" : tensor<4xf32>
+  uop.sink %c : tensor<4xf32>
+  return
+}

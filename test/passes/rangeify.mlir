@@ -314,15 +314,50 @@ func.func @contiguous(%a: tensor<4xf32>) {
 
 // -----
 
-// copy also forces a materialization.
+// A copy to another device stays a uop.copy, of its source materialized on the graph's
+// device (reason "copy"); readers on the target device read it like a buffer, and their
+// materialization carries the device it lives on.
 // CHECK-LABEL: func.func @copy
-// CHECK: %[[C:.*]] = uop.bufferize %{{.*}} over(%{{.*}}) {reason = "copy"} : f32 -> tensor<4xf32>
+// CHECK: %[[E:.*]] = uop.exp2
+// CHECK: %[[S:.*]] = uop.bufferize %[[E]] over(%{{.*}}) {reason = "copy"} : f32 -> tensor<4xf32>
+// CHECK: %[[C:.*]] = uop.copy %[[S]] to "CPU:1" : tensor<4xf32>
 // CHECK: uop.index %[[C]][
-// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+// CHECK: uop.bufferize %{{.*}} {reason = "output", uop.device = "CPU:1"}
 func.func @copy(%a: tensor<4xf32>) {
   %e = uop.exp2 %a : tensor<4xf32>
   %c = uop.copy %e to "CPU:1" : tensor<4xf32>
   %n = uop.neg %c : tensor<4xf32>
+  uop.sink %n : tensor<4xf32>
+  return
+}
+
+// -----
+
+// An argument is copied as it is; a copy that is an output is one directly.
+// CHECK-LABEL: func.func @copy_argument
+// CHECK-NEXT: %[[C:.*]] = uop.copy %arg0 to "CPU" : tensor<4xf32>
+// CHECK-NEXT: uop.sink %[[C]] : tensor<4xf32>
+func.func @copy_argument(%a: tensor<4xf32> {uop.device = "AMD"}) attributes {uop.device = "CPU"} {
+  %c = uop.copy %a to "CPU" : tensor<4xf32>
+  uop.sink %c : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A copy to the device the value is on already is an ordinary materialization; so is the
+// copy of a value computed from constants alone (computed where it is read).
+// CHECK-LABEL: func.func @copy_within
+// CHECK-NOT: uop.copy
+// CHECK: uop.bufferize %{{.*}} {reason = "copy"}
+// CHECK-NOT: uop.copy
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+func.func @copy_within(%a: tensor<4xf32>) attributes {uop.device = "CPU"} {
+  %c = uop.copy %a to "CPU" : tensor<4xf32>
+  %k = uop.const 2.0 : tensor<4xf32>
+  %d = uop.copy %k to "AMD" : tensor<4xf32>
+  %e = uop.copy %d to "CPU" : tensor<4xf32>
+  %n = uop.add %c, %e : tensor<4xf32>
   uop.sink %n : tensor<4xf32>
   return
 }

@@ -6,6 +6,7 @@
 // report=1 prints one line per graph, in the order of the chunks below.
 // REPORT: schedule @chain: 4 kernels, 2 temporary buffers, peak 32 temporary bytes
 // REPORT-NEXT: schedule @single: 1 kernels, 0 temporary buffers, peak 0 temporary bytes
+// REPORT-NEXT: schedule @transfers: 3 kernels, 2 transfers, 3 temporary buffers, peak 32 temporary bytes
 // REPORT-NOT: schedule @
 
 // A chain through three temporaries of the same type: the third is first used after the first is dead, so it takes
@@ -68,5 +69,37 @@ func.func @single(%a: memref<4xf32>, %out: memref<4xf32>) {
 // CHECK-SAME: {
 // CHECK-NEXT: return
 func.func @no_launches(%a: memref<4xf32>) {
+  return
+}
+
+// -----
+
+// A transfer is ordered like a launch (it writes its first operand, reads its second). A dead
+// temporary is reused only by one of the same type on the same device: %t2 (AMD) does not
+// take %t0 (the graph's device, dead once transferred); %t3 takes %t0.
+// CHECK-LABEL: func.func @transfers
+// CHECK: %[[T0:.*]] = uop.buffer : memref<4xf32>
+// CHECK: %[[T1:.*]] = uop.buffer {uop.device = "AMD"} : memref<4xf32>
+// CHECK: %[[T2:.*]] = uop.buffer {uop.device = "AMD"} : memref<4xf32>
+// CHECK-NOT: uop.buffer
+// CHECK: uop.launch @exp2(%[[T0]], %arg0)
+// CHECK-NEXT: uop.transfer %[[T0]] into %[[T1]]
+// CHECK-NEXT: uop.launch @neg(%[[T2]], %[[T1]])
+// CHECK-NEXT: uop.transfer %[[T2]] into %[[T0]]
+// CHECK-NEXT: uop.launch @sqrt(%arg1, %[[T0]])
+func.func private @exp2(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func private @sqrt(memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}
+func.func @transfers(%a: memref<4xf32>, %out: memref<4xf32>) attributes {uop.device = "CPU"} {
+  %t0 = uop.buffer : memref<4xf32>
+  %t1 = uop.buffer {uop.device = "AMD"} : memref<4xf32>
+  uop.launch @exp2(%t0, %a) : memref<4xf32>, memref<4xf32>
+  uop.transfer %t0 into %t1 : memref<4xf32>
+  %t2 = uop.buffer {uop.device = "AMD"} : memref<4xf32>
+  uop.launch @neg(%t2, %t1) : memref<4xf32>, memref<4xf32>
+  %t3 = uop.buffer : memref<4xf32>
+  uop.transfer %t2 into %t3 : memref<4xf32>
+  uop.launch @sqrt(%out, %t3) : memref<4xf32>, memref<4xf32>
+  uop.sink %out : memref<4xf32>
   return
 }

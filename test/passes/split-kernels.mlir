@@ -234,3 +234,24 @@ func.func @reduce_all(%a: memref<4x8xf32>, %out: memref<1x1xf32>) {
   uop.sink %done : memref<1x1xf32>
   return
 }
+
+// -----
+
+// Transfers stay in the graph between the launches; what read a transfer's result reads
+// the buffer it wrote.
+// CHECK-LABEL: func.func @transfer(
+// CHECK: %[[B:.*]] = uop.buffer : memref<4xf32>
+// CHECK: uop.launch @[[K:.*]](%[[B]], %arg0)
+// CHECK: uop.transfer %[[B]] into %arg1 : memref<4xf32>
+// CHECK: uop.sink %arg1 : memref<4xf32>
+func.func @transfer(%a: memref<4xf32>, %out: memref<4xf32> {uop.device = "AMD"}) attributes {uop.device = "CPU"} {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : memref<4xf32>
+  %e = uop.exp2 %x : f32
+  %b = uop.buffer : memref<4xf32>
+  %w = uop.store %e, %b[%i] : memref<4xf32>
+  %d = uop.end %w over(%i) : memref<4xf32>
+  %t = uop.transfer %d into %out : memref<4xf32>
+  uop.sink %t : memref<4xf32>
+  return
+}

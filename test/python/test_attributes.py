@@ -7,6 +7,7 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.passes.common.attributes import (
   ATTRIBUTES,
+  BUFFER_DEVICE,
   BUFFERS,
   EXTENT,
   FUSE,
@@ -76,6 +77,8 @@ WELL_FORMED = [
   ("pytc.extent", kernel("pytc.extent = 4096 : i64")),
   ("pytc.gpu", gpu_kernel(f"pytc.gpu = {{{GPU_RECORD}}}")),
   ("pytc.gpu", gpu_kernel("pytc.gpu = {grid = 0 : i64, local = 32 : i64, outputs = 1 : i64, total = 0 : i64}")),
+  ("uop.device", declaration('uop.device = "AMD:1"')),
+  ("uop.device", rangeified('reason = "copy", uop.device = "AMD:1"')),
 ]
 
 # (attribute, input, the op the error is at, message): malformed values, wrong ops, undeclared names.
@@ -93,8 +96,8 @@ REJECTED = [
    'malformed fuse on uop.bufferize: "maybe" is not a string starting with "kept: " or "split: "'),
   ("fuse", rangeified('fuse = 3 : i64, reason = "output"'), "uop.bufferize", "malformed fuse on uop.bufferize: it is not a string"),
   ("fuse", declaration('fuse = "kept: x"'), "func.func", "fuse belongs on uop.bufferize, not on func.func"),
-  ("pytc.kernels", declaration("pytc.kernels = 0 : i64"), "func.func",
-   "malformed pytc.kernels on func.func: 0 is not an integer >= 1 (expected an i64 integer (an integer >= 1))"),
+  ("pytc.kernels", declaration("pytc.kernels = -1 : i64"), "func.func",
+   "malformed pytc.kernels on func.func: -1 is not an integer >= 0 (expected an i64 integer (an integer >= 0))"),
   ("pytc.kernels", declaration("pytc.kernels = 2 : i32"), "func.func", "malformed pytc.kernels on func.func: it is not an i64 integer"),
   ("pytc.kernels", kernel("pytc.kernels = 2 : i64"), "func.func", "pytc.kernels belongs on graph functions, not on this func.func"),
   ("pytc.kernels", tensor_graph(neg_attrs="pytc.kernels = 2 : i64"), "uop.neg", "pytc.kernels belongs on func.func, not on uop.neg"),
@@ -129,6 +132,12 @@ REJECTED = [
    "malformed pytc.gpu on gpu.func: local: 48 is not a power of two from 1 to 1024"),
   ("pytc.gpu", gpu_kernel("pytc.gpu = {grid = 1 : i64, local = 32 : i64}"), "gpu.func", "malformed pytc.gpu on gpu.func: it lacks outputs, total"),
   ("pytc.gpu", kernel(f"pytc.gpu = {{{GPU_RECORD}}}"), "func.func", "pytc.gpu belongs on gpu.func, not on func.func"),
+  ("uop.device", rangeified('reason = "copy", uop.device = ""'), "uop.bufferize",
+   "malformed uop.device on uop.bufferize: it is not a non-empty string (expected a non-empty string)"),
+  ("uop.device", declaration("uop.device = 1 : i64"), "func.func", "malformed uop.device on func.func: it is not a non-empty string"),
+  ("uop.device", kernel('uop.device = "AMD"'), "func.func", "uop.device belongs on graph functions, not on this func.func"),
+  ("uop.device", tensor_graph(neg_attrs='uop.device = "AMD"'), "uop.neg",
+   "uop.device belongs on func.func or uop.bufferize or uop.buffer, not on uop.neg"),
   ("pytc.foo", declaration("pytc.foo"), "func.func", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", tensor_graph(neg_attrs="pytc.foo = 1 : i64"), "uop.neg", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", rangeified('reason = "output", pytc.foo'), "uop.bufferize", "pytc.foo is not an attribute pytc declares"),
@@ -195,7 +204,8 @@ def test_accessors_round_trip():
 
 
 @pytest.mark.parametrize("attribute,value", [(VECTOR, {"lanes": 12, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0}),
-                                             (VECTOR, {"lanes": 8}), (KERNELS, 0), (EXTENT, -1), (FUSE, "because")])
+                                             (VECTOR, {"lanes": 8}), (KERNELS, -1), (EXTENT, -1), (FUSE, "because"),
+                                             (BUFFER_DEVICE, "")])
 def test_set_refuses_a_malformed_value(attribute, value):
   with uop.context() as ctx, ir.Location.unknown():
     fn = ir.Module.parse(declaration("pytc.kernel"), ctx).body.operations[0]
