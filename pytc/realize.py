@@ -115,8 +115,13 @@ def segments(launches: tuple[Launch, ...], home: str) -> list[tuple[str, list[La
 
 
 def transfer(destination: Buffer, source: Buffer) -> None:
-  """Copy `source` into `destination` on another device, once the work on both before it is done, through host memory."""
+  """Copy `source` into `destination` on another device, once the work on both before it is done: by the destination's
+  allocator when it reaches the source's memory itself (`transfer_from`: GPUs of one driver), else through host memory."""
   for name in (source.device, destination.device): Device[name].synchronize()
+  direct = getattr(Device[destination.device].allocator, "transfer_from", None)
+  if direct is not None and direct(Device[source.device], destination.raw, source.raw):
+    if DEBUG >= 2: print(f"*** {destination.device:<6} copy {source.raw.nbytes} bytes from {source.device} (peer to peer)")
+    return
   host = bytearray(source.raw.nbytes)
   Device[source.device].allocator.copyout(memoryview(host), source.raw)
   Device[destination.device].allocator.copyin(destination.raw, memoryview(host))

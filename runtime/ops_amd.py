@@ -3,7 +3,8 @@
 - Names: "AMD" / "AMD:<n>" open the n-th GPU of `/dev/kfd`; "AMD:MOCK" / "AMD:MOCK:<n>" the MOCK driver's (0: a gfx942,
   1: a gfx1100), which executes every packet this device writes on the CPU. The MOCK is only ever chosen by name.
 - Memory: tensors in VRAM; host-visible memory for rings, signals, kernel arguments and staging (runtime/amd/gpu.py).
-  copyin/copyout go through 2 MiB staging buffers and the SDMA copy queue, transfers through the copy queue alone.
+  copyin/copyout go through 2 MiB staging buffers and the SDMA copy queue, transfers through the copy queue alone; a
+  transfer from another AMD GPU of the process maps that GPU's buffer for this one and copies it on this one's copy queue.
 - Programs: pytc's code objects (HSACO), their loaded image copied to VRAM with the relocations applied, each kernel's
   descriptor turned into its COMPUTE_PGM_RSRC1/2/3 values and LDS size; the one user-data pair is the kernarg pointer.
   On the MOCK, a binary also carries the kernels' CPU emulation, handed to the MOCK GPU by code address.
@@ -145,6 +146,15 @@ class AMDAllocator(Allocator):
     if nbytes > min(destination.nbytes, source.nbytes):
       raise ValueError(f"transfer of {nbytes} bytes from a {source.nbytes}-byte buffer into a {destination.nbytes}-byte one")
     if nbytes: self._copy(destination.address, source.address, nbytes)
+
+
+  def transfer_from(self, source_device: Compiled, destination: AMDBuffer, source: Any) -> bool:
+    """Copy `source`, VRAM of another AMD GPU of this process, into `destination` on this GPU's copy queue (the source mapped
+    for this GPU first) and wait for it; False for memory of any other device."""
+    if not isinstance(source_device, AMDDevice) or source_device.gpu.driver is not self.device.gpu.driver: return False
+    self.device.gpu.map_peer(source.memory)
+    self.device.timeline.wait(self._copy(destination.address, source.address, source.nbytes))
+    return True
 
 
 class KernargArena:

@@ -65,6 +65,7 @@ class KFDGPU:
     driver.ioctl(self.kfd, "RUNTIME_ENABLE", kfd.RuntimeEnableArgs())
     self.lock = threading.Lock()
     self.doorbells: int | None = None  # the process's doorbell page of this GPU, mapped at the first queue
+    self.peer_handles: set[int] = set()  # other GPUs' memory mapped for this one
 
   def _ip_version(self, minor: int, hw: int) -> tuple[int, int, int]:
     base = f"/sys/class/drm/renderD{minor}/device/ip_discovery/die/0/{hw}/0"
@@ -100,6 +101,13 @@ class KFDGPU:
     """Map `memory` (allocated for this or another GPU of the process) into this GPU's address space."""
     if (mapped := self._map_call("MAP_MEMORY_TO_GPU", memory).n_success) != 1:
       raise RuntimeError(f"KFD mapped {memory.size} bytes at {memory.address:#x} to {mapped} of 1 GPUs")
+
+  def map_peer(self, memory: Memory) -> None:
+    """Map another GPU's `memory` for this one (once; it stays mapped while the process lives)."""
+    with self.lock:
+      if memory.handle not in self.peer_handles:
+        self.map(memory)
+        self.peer_handles.add(memory.handle)
 
   def free(self, memory: Memory) -> None:
     self._map_call("UNMAP_MEMORY_FROM_GPU", memory)

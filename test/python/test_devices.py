@@ -103,3 +103,14 @@ def test_tinyjit_refuses_to_capture_a_transfer():
 def test_export_refuses_a_copy_between_devices():
   from pytc.export import ExportError, export
   with pytest.raises(ExportError, match="one device"): export(lambda x: (x + 1).to("CPU:1").to("CPU") * 2, Tensor([1.0, 2.0]))
+
+
+def test_gpus_of_one_driver_copy_peer_to_peer(capsys, monkeypatch):
+  from pytc import realize
+  from pytc.device import Device
+  monkeypatch.setattr(realize, "DEBUG", 2)
+  a = np.arange(3000, dtype=np.float32)
+  moved = (Tensor(a, device="AMD:MOCK") * 3).to("AMD:MOCK:1").numpy()
+  np.testing.assert_array_equal(moved, a * 3)
+  assert "copy 12000 bytes from AMD:MOCK (peer to peer)" in capsys.readouterr().out
+  assert Device["AMD:MOCK:1"].gpu.peer_handles  # the source buffer, mapped for the second GPU whose copy queue read it
