@@ -19,7 +19,7 @@ import numpy as np
 
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
-from pytc.helpers import GlobalCounters
+from pytc.helpers import DEBUG, GlobalCounters
 from pytc.realize import CAPTURES, SUBMIT_LOCK, encode_launch, realize
 from pytc.tensor import Tensor
 
@@ -154,6 +154,10 @@ class TinyJit:
         self.patches += [(args, i, position[id(b)]) for i, b in enumerate(launch_buffers) if id(b) in position]
         self.held.update({id(b): b for b in launch_buffers if id(b) not in position})
     self.command_buffer = queue.bytes()
+    if DEBUG >= 3:
+      print(f"TinyJit: {len(self.launches)} launches in a {len(self.command_buffer)}-byte command buffer on {self.device.name}; "
+            f"each replay patches {len(self.patches)} buffer pointers: " +
+            ", ".join(f"launch {self.launches.index(args)} argument {i} <- input {index}" for args, i, index in self.patches))
     return result
 
   def replay(self, tensors: list[Tensor], buffers: list[Buffer]) -> Any:

@@ -49,7 +49,17 @@ def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[
         GlobalCounters.schedules_built += 1
         with context(), ir.Location.unknown():
           cached = _schedules[structure] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs))
+        if DEBUG >= 3: print_steps(cached, pending[0].device)
   return cached, inputs, pending
+
+
+def print_steps(scheduled: Schedule, home: str) -> None:
+  """The schedule's steps in order, each with the device where it writes: kernels, and transfers between devices; what they
+  write and read ("output 0", "temp 1", ...)."""
+  for number, launch in enumerate(scheduled.launches):
+    written, *read = (f"{role} {i}" for role, i in launch.args)
+    what = "transfer" if launch.kernel is None else launch.kernel
+    print(f"step {number:3d}: {what:<20} on {launch.device or home}: writes {written}, reads {', '.join(read) or 'nothing'}")
 
 
 def encode_launch(queue: HWQueue, kernel: Kernel, buffers: list[Buffer]) -> LaunchArgs:

@@ -18,11 +18,11 @@ import enum
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pytc.helpers import getenv
+from pytc.helpers import DEBUG, getenv
 
 # Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing order.
 SUBMIT_LOCK = threading.Lock()
@@ -128,6 +128,37 @@ class HWQueue:
   def submit(self, device: Any) -> HWQueue:
     device.submit(self.bytes())
     return self
+
+
+FIELDS = {Op.EXEC: ("entry", "kernargs", "grid_x", "grid_y", "grid_z", "local_x", "local_y", "local_z"), Op.SIGNAL: ("signal", "value"),
+          Op.WAIT: ("signal", "value"), Op.TIMESTAMP: ("signal",), Op.BARRIER: (), Op.COPY: ("destination", "source", "bytes")}
+
+
+def show(device: str, ring: str, packets: Iterable[Any]) -> None:
+  """With DEBUG=5, print a command buffer handed to `device`'s `ring`: each packet's offset, name and fields (addresses in hex).
+  A packet is anything with `name`, `offset` and a `fields` dict (the AMD decoders' packets; `named` makes them of host ones)."""
+  if DEBUG < 5: return
+  print(f"{device} {ring} command buffer:")
+  for name, offset, fields in ((p.name, p.offset, p.fields) for p in packets):
+    text = " ".join(f"{k}={_value(v)}" for k, v in fields.items())
+    print(f"  {offset:5d} {name:<16} {text}")
+
+
+def _value(v: object) -> str:
+  if isinstance(v, tuple): return "(" + ", ".join(map(_value, v)) + ")"
+  return f"{v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v >= 4096 else str(v)
+
+
+@dataclass(frozen=True)
+class Named:
+  name: str
+  offset: int
+  fields: dict
+
+
+def named(packets: Iterable[Packet]) -> Iterator[Named]:
+  """Host packets with their fields by name and their index as offset, for `show`."""
+  for index, packet in enumerate(packets): yield Named(packet.op.name, index, dict(zip(FIELDS[packet.op], packet.fields)))
 
 
 def decode(command_buffer: bytes) -> Iterator[Packet]:

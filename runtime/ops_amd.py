@@ -25,12 +25,13 @@ from collections import defaultdict, deque
 from dataclasses import replace
 from typing import Any
 
+from pytc.helpers import DEBUG
 from pytc.runtime.amd import kfd, pm4, sdma
 from pytc.runtime.amd.gpu import KFDGPU, PAGE, Memory, round_up
 from pytc.runtime.amd.queues import ComputeQueue, CopyQueue, Ring
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import SUBMIT_LOCK, DeviceError, Signal
+from pytc.runtime.hcq import SUBMIT_LOCK, DeviceError, Signal, show
 from pytc.runtime.target import Target, gpu_target, host_cpu
 
 STAGING_BYTES, STAGING_BUFFERS = 2 << 20, 4
@@ -357,6 +358,8 @@ class AMDDevice(Compiled):
     if len(command_buffer) % 4: raise ValueError(f"a PM4 command buffer is whole dwords, not {len(command_buffer)} bytes")
     self._admit()
     before = self._ordered(self.compute, lambda s, v: ComputeQueue(self).wait(s, v).bytes())
+    if DEBUG >= 5:
+      show(self.name, "PM4", pm4.with_register_names(pm4.decode(memoryview((before or b"") + command_buffer).cast("I"), self.family), self.family))
     self.compute.submit_words((before or b"") + command_buffer)
     self.waited[id(self.compute)] = self.timeline_value
 
@@ -364,6 +367,7 @@ class AMDDevice(Compiled):
     """Write SDMA packets (from `copy_queue()`) to the copy ring and ring its doorbell."""
     self._admit()
     before = self._ordered(self.copy, lambda s, v: CopyQueue(self).wait(s, v).packets)
+    if DEBUG >= 5: show(self.name, "SDMA", sdma.decode([word for packet in (before or []) + packets for word in packet], self.sdma_version))
     self.copy.submit_packets((before or []) + packets)
     self.waited[id(self.copy)] = self.timeline_value
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from pytc.helpers import getenv
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import DeviceError, Op, Packet, Signal, SignalTimeout, decode
+from pytc.runtime.hcq import DeviceError, Op, Packet, Signal, SignalTimeout, decode, named, show
 from pytc.runtime.target import host_cpu
 from pytc.runtime.workers import Workers
 
@@ -226,6 +226,7 @@ class CPUQueue:
     except ValueError as error:
       packets, malformed = [], error
       with contextlib.suppress(ValueError): packets.extend(decode(command_buffer))  # the whole packets before the error
+    show(self.device.name, "compute", named(packets))
     timeline, last_value, waits = self.device.timeline.address, 0, False
     for packet in packets:
       if packet.op is SIGNAL and packet.fields[0] == timeline: last_value = max(last_value, packet.fields[1])

@@ -20,8 +20,8 @@ fills single dwords with the header-only NOP), packets it does not know, and enc
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
 
 from pytc.runtime.amd_code_object import gfx_major
 
@@ -280,3 +280,10 @@ def decode(words: Sequence[int], fam: int) -> Iterator[Packet]:
       raise PacketError(f"dword {at}: {NAMES[op]} with {body_dwords} body dwords runs past the end ({len(words) - at - 1} left)")
     yield Packet(NAMES[op], at, _fields(op, [_word(words, i) for i in range(at + 1, at + 1 + body_dwords)], fam, at))
     at += 1 + body_dwords
+
+
+def with_register_names(packets: Iterable[Packet], fam: int) -> Iterator[Packet]:
+  """`packets` with each SET_SH_REG's register by its name in `Registers` where it has one (for printing)."""
+  names = {address: name for name, address in asdict(registers(fam)).items()}
+  for p in packets:
+    yield replace(p, fields={**p.fields, "register": names.get(p.fields["register"], p.fields["register"])}) if p.name == "SET_SH_REG" else p

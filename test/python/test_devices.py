@@ -114,3 +114,18 @@ def test_gpus_of_one_driver_copy_peer_to_peer(capsys, monkeypatch):
   np.testing.assert_array_equal(moved, a * 3)
   assert "copy 12000 bytes from AMD:MOCK (peer to peer)" in capsys.readouterr().out
   assert Device["AMD:MOCK:1"].gpu.peer_handles  # the source buffer, mapped for the second GPU whose copy queue read it
+
+
+def test_debug_prints_steps_and_every_command_buffer(tmp_path):
+  import os
+  import subprocess
+  import sys
+  code = "from pytc import Tensor; print(((Tensor([1.0, 2.0]) * 2).to('AMD:MOCK') + 1).to('CPU').numpy())"
+  out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "5"}, cwd=tmp_path, capture_output=True, text=True,
+                       check=True).stdout
+  assert out.splitlines()[-1] == "[3. 5.]"
+  assert "transfer             on AMD:MOCK: writes temp 1, reads temp 0" in out
+  assert "CPU compute command buffer:" in out and " EXEC " in out
+  pm4 = out[out.index("AMD:MOCK PM4 command buffer:"):]
+  assert "register=pgm_lo" in pm4 and " DISPATCH_DIRECT  x=1 y=1 z=1" in pm4
+  assert "AMD:MOCK SDMA command buffer:" in out and " COPY_LINEAR " in out
