@@ -179,3 +179,24 @@ func.func @shared(%a: tensor<4xf32>, %b: tensor<4xf32>) {
   uop.sink %x, %y : tensor<4xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+// A graph over two devices: the sum runs on the graph's device (CPU) into a temporary, a
+// transfer moves it to AMD, and the kernel that scales it there writes the AMD output. The
+// graph keeps the launches and the transfer in order; the kernels are lowered as any other.
+// CHECK-LABEL: func.func @two_devices(
+// CHECK-SAME: %[[A:[a-z0-9]+]]: memref<4x8xf32>, %[[OUT:[a-z0-9]+]]: memref<4x1xf32> {uop.device = "AMD"}
+// CHECK: %[[T:.*]] = uop.buffer : memref<4x1xf32>
+// CHECK: %[[D:.*]] = uop.buffer {uop.device = "AMD"} : memref<4x1xf32>
+// CHECK: uop.launch @r_4_8(%[[T]], %[[A]])
+// CHECK-NEXT: uop.transfer %[[T]] into %[[D]] : memref<4x1xf32>
+// CHECK-NEXT: uop.launch @E_4(%[[OUT]], %[[D]])
+func.func @two_devices(%a: tensor<4x8xf32>) attributes {uop.device = "CPU"} {
+  %s = uop.reduce add %a [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  %c = uop.copy %s to "AMD" : tensor<4x1xf32>
+  %two = uop.const 2.0 : tensor<4x1xf32>
+  %m = uop.mul %c, %two : tensor<4x1xf32>
+  uop.sink %m : tensor<4x1xf32>
+  return
+}
