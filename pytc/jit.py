@@ -155,9 +155,10 @@ class TinyJit:
         self.held.update({id(b): b for b in launch_buffers if id(b) not in position})
     self.command_buffer = queue.bytes()
     if DEBUG >= 3:
+      number = {id(args): n for n, args in enumerate(self.launches)}
       print(f"TinyJit: {len(self.launches)} launches in a {len(self.command_buffer)}-byte command buffer on {self.device.name}; "
             f"each replay patches {len(self.patches)} buffer pointers: " +
-            ", ".join(f"launch {self.launches.index(args)} argument {i} <- input {index}" for args, i, index in self.patches))
+            ", ".join(f"launch {number[id(args)]} argument {i} <- input {index}" for args, i, index in self.patches))
     return result
 
   def replay(self, tensors: list[Tensor], buffers: list[Buffer]) -> Any:

@@ -31,7 +31,7 @@ def argument_devices(fn: func.FuncOp) -> list[Device]:
   for position, attrs in enumerate(ir.ArrayAttr(fn.attributes["arg_attrs"])):
     attrs = ir.DictAttr(attrs)
     if ATTRIBUTE not in attrs: devices.append(None)
-    elif not isinstance(attrs[ATTRIBUTE], ir.StringAttr) or not ir.StringAttr(attrs[ATTRIBUTE]).value:
+    elif GRAPH_DEVICE.kind.problem(attrs[ATTRIBUTE]) is not None:
       raise PassError(fn.location, f"argument #{position} of @{fn.sym_name.value}: {ATTRIBUTE} must be a non-empty string")
     else: devices.append(normalized(fn, ir.StringAttr(attrs[ATTRIBUTE]).value))
   return devices
