@@ -1,7 +1,9 @@
 """Launch overhead on a device's HCQ queue: 1000 tiny kernels in one command buffer (µs per launch, queue only), 1000
 realizes of a tiny cached graph (µs per call: graph building, schedule lookup, command buffer, wait), and 1000 replays of
 the same graph through TinyJit (µs per call: patch the inputs, submit, wait). It also reports what the device's command
-buffers hold: packets and bytes per launch and per replayed graph (PM4 on AMD, pytc's host packets on CPU and EMU).
+buffers hold: packets and bytes per launch and per replayed graph (PM4 on AMD, pytc's host packets on CPU and EMU). On a
+device with a copy queue it also times a matmul, an upload from the CPU, and both in one command graph, where the upload
+runs on the copy queue beside the matmul (ms per replay of each).
 
   python bench/launch.py [--launches N] [--device CPU|EMU|AMD:MOCK|...]
 """
@@ -68,9 +70,25 @@ def jit_replays(name: str, count: int) -> tuple[float, int, int, int]:
   start = time.perf_counter()
   for _ in range(count): step(x)
   seconds = (time.perf_counter() - start) / count
-  device = Device[name]
-  replayed = step.command_buffer + device.queue().signal(device.timeline, 0).bytes()
-  return seconds, len(step.launches), packets(device, replayed), len(replayed)
+  buffers = step.graph.command_buffers()
+  count = sum(packets(device, data) if isinstance(data, bytes) else len(data) for device, _, data in buffers)
+  size = sum(len(data) if isinstance(data, bytes) else 4 * sum(map(len, data)) for _, _, data in buffers)
+  return seconds, len(step.graph.kernel_args), count, size
+
+
+def overlap(name: str, rounds: int = 5) -> tuple[float, float, float]:
+  """Seconds per replay of a 256x256 matmul, of a 16 MiB upload from the CPU, and of both in one command graph."""
+  rng = np.random.default_rng(0)
+  a, b = (Tensor(rng.standard_normal((256, 256)).astype(np.float32), device=name) for _ in range(2))
+  y = Tensor(rng.standard_normal(4 << 20).astype(np.float32), device="CPU")
+  functions = [TinyJit(lambda: (a @ b).contiguous()), TinyJit(lambda: (y + 0).to(name)), TinyJit(lambda: ((a @ b).contiguous(), (y + 0).to(name)))]
+  timings = []
+  for f in functions:
+    for _ in range(2): f()  # run, then capture
+    start = time.perf_counter()
+    for _ in range(rounds): f()
+    timings.append((time.perf_counter() - start) / rounds)
+  return timings[0], timings[1], timings[2]
 
 
 def main() -> None:
@@ -86,8 +104,12 @@ def main() -> None:
         f"a launch is {launch_packets} packets, {launch_bytes} bytes")
   print(f"realize: {realize_calls(name, args.launches) * 1e6:7.2f} us per call of a cached one-kernel graph")
   per_replay, kernels, replay_packets, replay_bytes = jit_replays(name, args.launches)
-  print(f"jit:     {per_replay * 1e6:7.2f} us per replayed call of a {kernels}-kernel graph; its command buffer is {replay_packets} packets, "
+  print(f"jit:     {per_replay * 1e6:7.2f} us per replayed call of a {kernels}-kernel graph; its command buffers are {replay_packets} packets, "
         f"{replay_bytes} bytes")
+  if Device[name].copy_queue() is not None:
+    matmul, upload, both = overlap(name)
+    print(f"overlap: {matmul * 1e3:.2f} ms matmul, {upload * 1e3:.2f} ms upload from CPU, {both * 1e3:.2f} ms both in one command graph "
+          f"({(matmul + upload) * 1e3:.2f} ms one after the other)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""TinyJit: capture the kernel launches of a function once, then replay them with new inputs.
+"""TinyJit: capture the kernel launches and transfers of a function once, then replay them with new inputs.
 
-The first call runs the function as usual; the second runs it again while recording every launch (kernel and buffers);
-later calls skip the Python, the graph building and the scheduling: they patch the input buffers' addresses into the
-recorded kernel arguments, write the next random keys, and submit one prebuilt command buffer. As in tinygrad, inputs are
+The first call runs the function as usual; the second runs it again while recording every step (kernel or transfer, and
+its buffers); later calls skip the Python, the graph building and the scheduling: they patch the input buffers' addresses
+into the recorded kernel arguments (a transfer of an input is encoded again), write the next random keys, and run one
+prebuilt command graph (runtime/graph.py: every queue of every device the function used). As in tinygrad, inputs are
 the Tensor arguments (positional, keyword, or directly inside a list, tuple or dict argument), of the same shapes, dtypes
 and views on every call; the function must do the same thing every call; state it changes lives in buffers it assigns
 to (`x.assign(...)`, `x += ...`, an optimizer's step), which the replay writes again; the returned tensors live in the
@@ -20,7 +21,8 @@ import numpy as np
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import DEBUG, GlobalCounters
-from pytc.realize import CAPTURES, SUBMIT_LOCK, encode_launch, realize
+from pytc.realize import CAPTURES, realize
+from pytc.runtime.graph import CommandGraph, Step
 from pytc.tensor import Tensor
 
 
@@ -98,7 +100,7 @@ class TinyJit:
 
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
-    self.calls, self.result, self.launches, self.programs = 0, None, [], {}
+    self.calls, self.result, self.graph, self.steps, self.programs = 0, None, None, [], []
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
@@ -133,45 +135,47 @@ class TinyJit:
       CAPTURES.launches.remove(recorded)
       CAPTURES.keys.remove(keys)
       CAPTURES.jits.remove(self)
-    if not any(launches for _, launches, _ in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
+    if not any(steps for steps, _ in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
     _check_returns(result)
-    if len({id(device) for device, launches, _ in recorded if launches}) > 1: raise JitError("a jitted function must run on one device")
-    self.device = next(device for device, launches, _ in recorded if launches)
-    self.programs = {id(program): program for _, _, program in recorded}  # their code stays loaded while the capture replays
+    self.programs = [program for _, programs in recorded for program in programs]  # their code stays loaded while the capture replays
     self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
     self.keys = [(buffer, call - rng_start) for buffer, call in keys]
     returned = {id(r) for r in _tensors_in(result)}
     self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if id(t) in returned}
-    position = {id(b): i for i, b in enumerate(buffers)}
+    self.inputs, position = list(buffers), {id(b): i for i, b in enumerate(buffers)}
     needed = set(position)  # with prune: the buffers that depend on an input
-    self.launches, self.patches, self.held = [], [], {}  # patches: (launch args, argument position, input index); held: the other buffers
-    queue = self.device.queue()
-    for _, launches, _ in recorded:
-      for kernel, launch_buffers in launches:
-        if self.prune and needed.isdisjoint(id(b) for b in launch_buffers): continue
-        needed.update(id(b) for b in launch_buffers)
-        self.launches.append(args := encode_launch(queue, kernel, launch_buffers))
-        self.patches += [(args, i, position[id(b)]) for i, b in enumerate(launch_buffers) if id(b) in position]
-        self.held.update({id(b): b for b in launch_buffers if id(b) not in position})
-    self.command_buffer = queue.bytes()
+    self.steps = []  # (step, its buffers)
+    for steps, _ in recorded:
+      for step, step_buffers in steps:
+        if self.prune and needed.isdisjoint(id(b) for b in step_buffers): continue
+        needed.update(id(b) for b in step_buffers)
+        self.steps.append((step, step_buffers))
+    self.held = {id(b): b for _, step_buffers in self.steps for b in step_buffers if id(b) not in position}  # the other buffers
+    # patches: (kernel number, argument position, input index); a transfer reading or writing an input is re-encoded instead
+    kernels = [(step, step_buffers) for step, step_buffers in self.steps if step.kernel is not None]
+    self.patches = [(k, i, position[id(b)]) for k, (_, step_buffers) in enumerate(kernels) for i, b in enumerate(step_buffers) if id(b) in position]
+    self.transfer_inputs = any(step.kernel is None and any(id(b) in position for b in step_buffers) for step, step_buffers in self.steps)
+    self.graph = CommandGraph([step for step, _ in self.steps])
     if DEBUG >= 3:
-      number = {id(args): n for n, args in enumerate(self.launches)}
-      print(f"TinyJit: {len(self.launches)} launches in a {len(self.command_buffer)}-byte command buffer on {self.device.name}; "
-            f"each replay patches {len(self.patches)} buffer pointers: " +
-            ", ".join(f"launch {number[id(args)]} argument {i} <- input {index}" for args, i, index in self.patches))
+      devices = ", ".join(device.name for device in self.graph.devices)
+      print(f"TinyJit: {len(kernels)} launches and {len(self.steps) - len(kernels)} transfers on {devices}; each replay patches "
+            f"{len(self.patches)} buffer pointers: " + ", ".join(f"launch {k} argument {i} <- input {index}" for k, i, index in self.patches))
     return result
 
   def replay(self, tensors: list[Tensor], buffers: list[Buffer]) -> Any:
     for i, buffer in enumerate(buffers):
       if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
         buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
-    for args, position, index in self.patches: args.set(position, buffers[index].raw)
+    if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
+    for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
     before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
     for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
-    with SUBMIT_LOCK:
-      done = self.device.queue().signal(self.device.timeline, self.device.next_timeline_value())
-      self.device.submit(self.command_buffer + done.bytes())
-    self.device.synchronize()
-    GlobalCounters.kernel_count += len(self.launches)
+    self.graph.run()
+    GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result
     return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})
+
+  def _rebound(self, buffers: list[Buffer]) -> list[Step]:
+    """The captured steps over this call's input buffers."""
+    now = {id(old): new for old, new in zip(self.inputs, buffers)}
+    return [Step(step.device, step.kernel, tuple(now.get(id(b), b).raw for b in step_buffers), step.source) for step, step_buffers in self.steps]

@@ -1,5 +1,5 @@
-"""Realize lazy graphs: build the uop graph, schedule and compile it, launch its kernels through each device's HCQ
-queue, a command buffer per run of kernels on one device, with the transfers between devices in between."""
+"""Realize lazy graphs: build the uop graph, schedule and compile it, and run its kernels and transfers as a command graph
+(runtime/graph.py): command buffers for each queue of each device, ordered by the buffers the steps share."""
 from __future__ import annotations
 
 import threading
@@ -13,8 +13,7 @@ from pytc.device import Buffer, Device
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
-from pytc.runtime.device import Compiled, Kernel, LaunchArgs, Program
-from pytc.runtime.hcq import SUBMIT_LOCK, HWQueue
+from pytc.runtime.graph import CommandGraph, Step
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 
@@ -26,8 +25,8 @@ _schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256
 
 class Captures(threading.local):
   """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
-  list in `launches` gets (device, [(kernel, its buffers)], the Program holding those kernels' code) from every realize,
-  each in `keys` the (key buffer, call number) of every random call."""
+  list in `launches` gets ([(Step, its Buffers)], the Programs holding the steps' kernels) from every realize, each in `keys`
+  the (key buffer, call number) of every random call."""
   def __init__(self) -> None:
     self.jits: list = []
     self.launches: list[list] = []
@@ -62,14 +61,6 @@ def print_steps(scheduled: Schedule, home: str) -> None:
     print(f"step {number:3d}: {what:<20} on {launch.device or home}: writes {written}, reads {', '.join(read) or 'nothing'}")
 
 
-def encode_launch(queue: HWQueue, kernel: Kernel, buffers: list[Buffer]) -> LaunchArgs:
-  """The launch encoding realize and TinyJit share: the kernel's arguments over `buffers` (their layout, and how the launch
-  spreads over the device, are the backend's), and an exec packet. The arguments must live until the launch ran."""
-  args = kernel.args([b.raw for b in buffers])
-  queue.exec(kernel, args)
-  return args
-
-
 def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
   """Compute every unrealized node of `outputs`; returns buffer nodes in the same order. `destinations` asks for the buffer a node
   is computed into (by id), taken when the schedule reads nothing from it. Outputs on several devices are realized a device at a time."""
@@ -86,18 +77,17 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
              "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
-  if CAPTURES.launches and any(launch.kernel is None for launch in scheduled.launches):
-    from pytc.jit import JitError
-    raise JitError("TinyJit cannot capture a copy between devices: copy the inputs before calling the jitted function")
-  compile_seconds, kernels = 0.0, kernels_by_device(scheduled.launches, home)
-  for device_name, steps in segments(scheduled.launches, home):
-    if steps[0].kernel is None:
-      for step in steps: transfer(*(buffers[role][i] for role, i in step.args))
-      continue
-    device = Device[device_name]
-    executable = compile_kernels(scheduled, device, kernels=kernels[device_name] if len(kernels) > 1 else None)
+  compile_seconds, programs, kernels = 0.0, {}, kernels_by_device(scheduled.launches, home)
+  for device_name, names in kernels.items():
+    executable = compile_kernels(scheduled, Device[device_name], kernels=names if len(kernels) > 1 else None)
     compile_seconds += executable.compile_seconds
-    run_kernels(device, executable.program, steps, buffers)
+    programs[device_name] = executable.program
+  devices = {name: Device[name] for name in {home, *(launch.device for launch in scheduled.launches if launch.device)}}
+  steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
+           for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
+  for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
+  CommandGraph([step for step, _ in steps]).run()
+  GlobalCounters.kernel_count += len(steps) - sum(launch.kernel is None for launch in scheduled.launches)
   if DEBUG >= 1:
     moved = sum(launch.kernel is None for launch in scheduled.launches)
     steps = f"{len(scheduled.launches) - moved} kernels" + (f", {moved} transfers" if moved else "")
@@ -107,57 +97,18 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   return [done.get(id(n), n) for n in outputs]
 
 
+def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, programs: dict) -> Step:
+  """A schedule's launch as a command graph step: a kernel of the program loaded on its device, or a transfer."""
+  device = launch.device or home
+  if launch.kernel is None: return Step(devices[device], None, (buffers[0].raw, buffers[1].raw), Device[buffers[1].device])
+  return Step(devices[device], programs[device].kernels[launch.kernel], tuple(b.raw for b in buffers))
+
+
 def kernels_by_device(launches: tuple[Launch, ...], home: str) -> dict[str, frozenset[str]]:
   found: dict[str, set[str]] = {}
   for launch in launches:
     if launch.kernel is not None: found.setdefault(launch.device or home, set()).add(launch.kernel)
   return {device: frozenset(names) for device, names in found.items()}
-
-
-def segments(launches: tuple[Launch, ...], home: str) -> list[tuple[str, list[Launch]]]:
-  """The schedule's steps in runs: kernels on one device in a row (one command buffer), or transfers."""
-  runs: list[tuple[str, list[Launch]]] = []
-  for launch in launches:
-    where = (launch.device or home) if launch.kernel is not None else ""
-    if runs and runs[-1][0] == where: runs[-1][1].append(launch)
-    else: runs.append((where, [launch]))
-  return runs
-
-
-def transfer(destination: Buffer, source: Buffer) -> None:
-  """Copy `source` into `destination` on another device, once the work on both before it is done: by the destination's
-  allocator when it reaches the source's memory itself (`transfer_from`: GPUs of one driver), else through host memory."""
-  for name in (source.device, destination.device): Device[name].synchronize()
-  direct = getattr(Device[destination.device].allocator, "transfer_from", None)
-  if direct is not None and direct(Device[source.device], destination.raw, source.raw):
-    if DEBUG >= 2: print(f"*** {destination.device:<6} copy {source.raw.nbytes} bytes from {source.device} (peer to peer)")
-    return
-  host = bytearray(source.raw.nbytes)
-  Device[source.device].allocator.copyout(memoryview(host), source.raw)
-  Device[destination.device].allocator.copyin(destination.raw, memoryview(host))
-  if DEBUG >= 2: print(f"*** {destination.device:<6} copy {len(host)} bytes from {source.device} (through the host)")
-
-
-def run_kernels(device: Compiled, program: Program, launches: list[Launch], buffers: dict[str, list[Buffer]]) -> None:
-  """Launch kernels on `device` in one command buffer and wait for them."""
-  queue, kernargs, stamps, record = device.queue(), [], [], []
-  began, ended = device.new_signal(), device.new_signal()
-  queue.timestamp(began)
-  for launch in launches:
-    launch_buffers, kernel = [buffers[role][i] for role, i in launch.args], program.kernels[launch.kernel]
-    record.append((kernel, launch_buffers))
-    if DEBUG >= 2: stamps.append((launch, device.new_signal(), device.new_signal()))
-    if stamps: queue.timestamp(stamps[-1][1])
-    kernargs.append(encode_launch(queue, kernel, launch_buffers))
-    if stamps: queue.timestamp(stamps[-1][2])
-  for recorder in CAPTURES.launches: recorder.append((device, record, program))
-  with SUBMIT_LOCK: queue.timestamp(ended).signal(device.timeline, device.next_timeline_value()).submit(device)
-  device.synchronize()
-  GlobalCounters.time_sum_s += (ended.timestamp_ns - began.timestamp_ns) * 1e-9
-  for number, (launch, start_kernel, end_kernel) in enumerate(stamps, GlobalCounters.kernel_count + 1):
-    print(f"*** {device.name:<6} {number:4d} {launch.kernel:<20} args {len(launch.args):3d}  "
-          f"tm {(end_kernel.timestamp_ns - start_kernel.timestamp_ns) * 1e-3:9.2f}us")
-  GlobalCounters.kernel_count += len(launches)
 
 
 def output_buffers(pending: list[LazyOp], slots: tuple[int, ...], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> list[Buffer]:

@@ -3,13 +3,17 @@
 A backend is one module, `runtime/ops_<name>.py`, defining the class `<NAME>Device` (a `Compiled`), plus its support code.
 A device has
 - an allocator: device memory (alloc, free), host bytes in and out (copyin, copyout), copies between its buffers (transfer);
+  whether its buffers are host memory (`host_memory`: the host and host queues read them at their address), host-visible
+  staging memory its copy queue reaches (`staging`, `free_staging`), and whether that queue reaches another device's buffer
+  (`reaches`: a GPU of the same driver, mapped for this one);
 - a target (runtime/target.py) and a compiler for it, named `module:Class` and imported only when something is compiled,
   so a process that only runs binaries never loads the compiler;
 - programs: `device.program(binary)` loads a `Binary` (code and each kernel's launch metadata); a kernel builds the
   arguments of one launch from buffers (`kernel.args(buffers)`: the kernel owns the argument layout and how the launch
   spreads over the device), and those arguments can be re-pointed at other buffers (`args.set(i, buffer)`) for a replay;
 - HCQ queues: `device.queue()` builds one command buffer (exec, copy, signal, wait, timestamp, memory_barrier) that
-  `queue.submit(device)` hands to the device;
+  `queue.submit(device)` hands to the device; a device with a copy engine also has `copy_queue()` (copy, signal, wait,
+  timestamp; `device.submit_copy`). `polls_host_signals`: its queue runs on the host, so it can wait on any device's signal;
 - signals: `device.new_signal()`, and `device.timeline`, which counts finished submissions (`next_timeline_value`,
   `synchronize`); `reset()` recovers a device whose queue stopped on an error.
 """
@@ -44,11 +48,16 @@ class Binary:
 
 class Allocator:
   """Device memory. A buffer has `.nbytes` and `.address` (the device address kernels are given)."""
+  host_memory = False
+
   def alloc(self, nbytes: int) -> Any: raise NotImplementedError
   def free(self, buffer: Any) -> None: raise NotImplementedError
   def copyin(self, buffer: Any, data: memoryview) -> None: raise NotImplementedError
   def copyout(self, destination: memoryview, buffer: Any) -> None: raise NotImplementedError
   def transfer(self, destination: Any, source: Any, nbytes: int) -> None: raise NotImplementedError
+  def reaches(self, device: Compiled, buffer: Any) -> bool: return False
+  def staging(self, nbytes: int) -> Any: raise NotImplementedError
+  def free_staging(self, memory: Any) -> None: raise NotImplementedError
 
 
 class LaunchArgs:
@@ -94,7 +103,10 @@ class Compiled:
       raise ValueError(f"{self.name} runs code for {self.target}, not a binary built for {binary.target.split(' ')[0]}")
     return self._program(self, binary)
 
+  polls_host_signals = False
+
   def queue(self) -> HWQueue: return HWQueue()
+  def copy_queue(self) -> Any | None: return None
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
 
   # A backend defines these: its queue's execution, the timeline, recovery.

@@ -57,7 +57,10 @@ class _SignalMemory(ctypes.Structure):
 
 
 class Signal:
-  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns)."""
+  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns). `wakes_host`: the host waits on it
+  (a GPU queue raises its interrupt when it writes one, as it does for the timeline)."""
+  wakes_host = False
+
   def __init__(self, value: int = 0, owner: object | None = None):
     self._memory = _SignalMemory(value, 0)
     self.address: int = ctypes.addressof(self._memory)

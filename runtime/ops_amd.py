@@ -3,15 +3,17 @@
 - Names: "AMD" / "AMD:<n>" open the n-th GPU of `/dev/kfd`; "AMD:MOCK" / "AMD:MOCK:<n>" the MOCK driver's (0: a gfx942,
   1: a gfx1100), which executes every packet this device writes on the CPU. The MOCK is only ever chosen by name.
 - Memory: tensors in VRAM; host-visible memory for rings, signals, kernel arguments and staging (runtime/amd/gpu.py).
-  copyin/copyout go through 2 MiB staging buffers and the SDMA copy queue, transfers through the copy queue alone; a
-  transfer from another AMD GPU of the process maps that GPU's buffer for this one and copies it on this one's copy queue.
+  copyin/copyout go through 2 MiB staging buffers (each held by one thread at a time) and the SDMA copy queue, transfers
+  through the copy queue alone. For command graphs (runtime/graph.py): `staging(n)` gives host-visible memory for a copy
+  to or from host memory, and `reaches` maps another AMD GPU's buffer for this one so this one's copy queue reads it.
 - Programs: pytc's code objects (HSACO), their loaded image copied to VRAM with the relocations applied, each kernel's
   descriptor turned into its COMPUTE_PGM_RSRC1/2/3 values and LDS size; the one user-data pair is the kernarg pointer.
   On the MOCK, a binary also carries the kernels' CPU emulation, handed to the MOCK GPU by code address.
 - Kernel arguments: blocks of a host-visible arena, reused only once the timeline shows that the last submission before
   their release finished (a TinyJit capture keeps its blocks and patches their pointers for a replay).
 - Queues: `queue()` builds PM4 for the compute ring, `copy_queue()` SDMA for the copy ring (runtime/amd/queues.py); both
-  signal the one timeline, and a submission to one ring waits for the timeline value the other ring was last given.
+  signal the one timeline, and a submission to one ring waits for the timeline value the other ring was last given (a
+  command graph's buffers signal the timeline only at its end, so within it the rings wait only where its steps do).
 - Waits: a host wait polls, then sleeps in KFD's WAIT_EVENTS on the device's interrupt, memory-fault and hardware-exception
   events. A memory fault stops the device: waiters raise DeviceError naming the faulting address; `reset()` makes new queues.
 """
@@ -103,9 +105,11 @@ class Retired:
 class AMDAllocator(Allocator):
   """VRAM; freed memory is kept for reuse by size once the work submitted before the free has finished."""
   def __init__(self, device: AMDDevice):
-    self.device, self.retired = device, Retired(device)
-    self.staging = [(device.gpu.alloc(STAGING_BYTES, host=True), [0]) for _ in range(STAGING_BUFFERS)]
-    self.next_staging = 0
+    self.device, self.retired, self.retired_host = device, Retired(device), Retired(device)
+    # staging buffers not in use, each with the timeline value of the last copy that used it; a thread holds one from the
+    # copy into it until it is done with it (more are made when every one is held)
+    self.staging_buffers = [(device.gpu.alloc(STAGING_BYTES, host=True), 0) for _ in range(STAGING_BUFFERS)]
+    self.staging_lock = threading.Lock()
 
   def alloc(self, nbytes: int) -> AMDBuffer:
     size = round_up(max(nbytes, 1), PAGE)
@@ -113,12 +117,15 @@ class AMDAllocator(Allocator):
 
   def free(self, buffer: AMDBuffer) -> None: self.retired.put(buffer.memory.size, buffer.memory)
 
-  def _staging(self) -> tuple[Memory, list[int]]:
-    """The next staging buffer, once the copies that last used it have finished."""
-    staging, last_use = self.staging[self.next_staging]
-    self.next_staging = (self.next_staging + 1) % len(self.staging)
-    self.device.timeline.wait(last_use[0])
-    return staging, last_use
+  def _staging(self) -> Memory:
+    """A staging buffer held by the caller alone (give it back with `_release`), once the copies that last used it finished."""
+    with self.staging_lock:
+      staging, last_use = self.staging_buffers.pop() if self.staging_buffers else (self.device.gpu.alloc(STAGING_BYTES, host=True), 0)
+    self.device.timeline.wait(last_use)
+    return staging
+
+  def _release(self, staging: Memory, last_use: int) -> None:
+    with self.staging_lock: self.staging_buffers.append((staging, last_use))
 
   def _copy(self, destination: int, source: int, nbytes: int) -> int:
     with SUBMIT_LOCK:
@@ -130,18 +137,19 @@ class AMDAllocator(Allocator):
     if len(data) != buffer.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {buffer.nbytes}-byte buffer")
     for offset in range(0, len(data), STAGING_BYTES):
       chunk = data[offset:offset + STAGING_BYTES]
-      staging, last_use = self._staging()
+      staging = self._staging()
       staging.view(0, len(chunk))[:] = chunk
-      last_use[0] = self._copy(buffer.address + offset, staging.address, len(chunk))
+      self._release(staging, self._copy(buffer.address + offset, staging.address, len(chunk)))
 
   def copyout(self, destination: memoryview, buffer: AMDBuffer) -> None:
     if len(destination) != buffer.nbytes: raise ValueError(f"copyout of a {buffer.nbytes}-byte buffer into {len(destination)} bytes")
     for offset in range(0, buffer.nbytes, STAGING_BYTES):
       size = min(STAGING_BYTES, buffer.nbytes - offset)
-      staging, last_use = self._staging()
-      last_use[0] = self._copy(staging.address, buffer.address + offset, size)
-      self.device.timeline.wait(last_use[0])
-      destination[offset:offset + size] = staging.view(0, size)
+      staging = self._staging()
+      try:
+        self.device.timeline.wait(self._copy(staging.address, buffer.address + offset, size))
+        destination[offset:offset + size] = staging.view(0, size)
+      finally: self._release(staging, 0)
 
   def transfer(self, destination: AMDBuffer, source: AMDBuffer, nbytes: int) -> None:
     if nbytes > min(destination.nbytes, source.nbytes):
@@ -149,13 +157,19 @@ class AMDAllocator(Allocator):
     if nbytes: self._copy(destination.address, source.address, nbytes)
 
 
-  def transfer_from(self, source_device: Compiled, destination: AMDBuffer, source: Any) -> bool:
-    """Copy `source`, VRAM of another AMD GPU of this process, into `destination` on this GPU's copy queue (the source mapped
-    for this GPU first) and wait for it; False for memory of any other device."""
-    if not isinstance(source_device, AMDDevice) or source_device.gpu.driver is not self.device.gpu.driver: return False
-    self.device.gpu.map_peer(source.memory)
-    self.device.timeline.wait(self._copy(destination.address, source.address, source.nbytes))
+  def reaches(self, device: Compiled, buffer: Any) -> bool:
+    """Whether this GPU's copy queue reads `buffer` of `device`: VRAM of another AMD GPU of this driver (mapped for this one
+    now, once)."""
+    if not isinstance(device, AMDDevice) or device.gpu.driver is not self.device.gpu.driver or device is self.device: return False
+    self.device.gpu.map_peer(buffer.memory)
     return True
+
+  def staging(self, nbytes: int) -> Memory:
+    """Host-visible memory of at least `nbytes` for copies between host memory and VRAM."""
+    size = round_up(max(nbytes, 1), PAGE)
+    return self.retired_host.take(size) or self.device.gpu.alloc(size, host=True)
+
+  def free_staging(self, memory: Memory) -> None: self.retired_host.put(memory.size, memory)
 
 
 class KernargArena:
@@ -310,6 +324,7 @@ class AMDDevice(Compiled):
     self.queues: list[int] = []
     self.compute, self.copy = self._queue(kfd.QUEUE_COMPUTE, COMPUTE_RING), self._queue(kfd.QUEUE_SDMA, COPY_RING)
     self.waited = {id(self.compute): 0, id(self.copy): 0}  # per ring: the last timeline value submitted to it or that it waited for
+    self.submitting = threading.Lock()  # one submission at a time: its wait for the other ring, its packets, `waited`
 
   def _queue(self, queue_type: int, ring_bytes: int) -> Ring:
     gpu = self.gpu
@@ -357,19 +372,21 @@ class AMDDevice(Compiled):
     """Write a PM4 command buffer (from `queue()`) to the compute ring and ring its doorbell."""
     if len(command_buffer) % 4: raise ValueError(f"a PM4 command buffer is whole dwords, not {len(command_buffer)} bytes")
     self._admit()
-    before = self._ordered(self.compute, lambda s, v: ComputeQueue(self).wait(s, v).bytes())
-    if DEBUG >= 5:
-      show(self.name, "PM4", pm4.with_register_names(pm4.decode(memoryview((before or b"") + command_buffer).cast("I"), self.family), self.family))
-    self.compute.submit_words((before or b"") + command_buffer)
-    self.waited[id(self.compute)] = self.timeline_value
+    with self.submitting:
+      before = self._ordered(self.compute, lambda s, v: ComputeQueue(self).wait(s, v).bytes())
+      if DEBUG >= 5:
+        show(self.name, "PM4", pm4.with_register_names(pm4.decode(memoryview((before or b"") + command_buffer).cast("I"), self.family), self.family))
+      self.compute.submit_words((before or b"") + command_buffer)
+      self.waited[id(self.compute)] = self.timeline_value
 
   def submit_copy(self, packets: list[list[int]]) -> None:
     """Write SDMA packets (from `copy_queue()`) to the copy ring and ring its doorbell."""
     self._admit()
-    before = self._ordered(self.copy, lambda s, v: CopyQueue(self).wait(s, v).packets)
-    if DEBUG >= 5: show(self.name, "SDMA", sdma.decode([word for packet in (before or []) + packets for word in packet], self.sdma_version))
-    self.copy.submit_packets((before or []) + packets)
-    self.waited[id(self.copy)] = self.timeline_value
+    with self.submitting:
+      before = self._ordered(self.copy, lambda s, v: CopyQueue(self).wait(s, v).packets)
+      if DEBUG >= 5: show(self.name, "SDMA", sdma.decode([word for packet in (before or []) + packets for word in packet], self.sdma_version))
+      self.copy.submit_packets((before or []) + packets)
+      self.waited[id(self.copy)] = self.timeline_value
 
   def synchronize(self, timeout: float | None = None) -> None:
     self.timeline.wait(self.timeline_value, timeout)

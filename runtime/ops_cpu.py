@@ -151,6 +151,8 @@ class CPUProgram(Program):
 class CPUAllocator(Allocator):
   """Host memory, 64-byte aligned. Freed buffers are kept for reuse up to `pool_bytes` (PYTC_FREE_POOL_BYTES, default: see
   default_pool_bytes), those freed longest ago released first."""
+  host_memory = True
+
   def __init__(self) -> None:
     self.pool_bytes: int = getenv("PYTC_FREE_POOL_BYTES", default_pool_bytes())
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
@@ -300,6 +302,8 @@ class CPUDevice(Compiled):
   A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming the
   packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped queue
   resets it by itself, after raising the error itself when no waiter has raised it yet."""
+  polls_host_signals = True
+
   def __init__(self, name: str = "CPU"):
     super().__init__(name, CPUAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", CPUProgram)
     self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far

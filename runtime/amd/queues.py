@@ -53,7 +53,7 @@ class ComputeQueue:
     """After everything before it finished (caches written back), the signal's value becomes `value`; on the timeline, the
     device's interrupt event fires too, so a sleeping host wait wakes."""
     self.words += pm4.release_mem(self.family, signal.address, value, data="value64")
-    if signal is self.device.timeline:
+    if signal is self.device.timeline or signal.wakes_host:
       event = self.device.interrupt
       self.words += pm4.release_mem(self.family, event.mailbox, event.event_id, data="value32", interrupt=2,
                                     ctxid=event.event_id if self.family != pm4.GFX9 else 0, flush=False)
@@ -95,7 +95,7 @@ class CopyQueue:
 
   def signal(self, signal: Signal, value: int) -> CopyQueue:
     self.packets.append(sdma.fence(signal.address, value & 0xFFFFFFFF, self.version))
-    if signal is self.device.timeline:
+    if signal is self.device.timeline or signal.wakes_host:
       event = self.device.interrupt
       self.packets += [sdma.fence(event.mailbox, event.event_id, self.version), sdma.trap(event.event_id)]
     return self

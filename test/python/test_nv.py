@@ -214,9 +214,9 @@ def test_tinyjit_replays_repoint_the_arguments(fake):
   step = TinyJit(lambda x: (x @ weight).relu())
   inputs = [Tensor(RNG.standard_normal((3, 8)).astype(np.float32), device="NV") for _ in range(4)]
   outputs = [step(x) for x in inputs]
-  assert step.calls == 4 and step.device is Device["NV"]
-  replays = fake.launches()[-2 * len(step.launches):]
-  for x, replay in zip(inputs[2:], (replays[:len(step.launches)], replays[len(step.launches):])):
+  assert step.calls == 4 and step.graph.devices == [Device["NV"]]
+  replays = fake.launches()[-2 * len(step.graph.kernel_args):]
+  for x, replay in zip(inputs[2:], (replays[:len(step.graph.kernel_args)], replays[len(step.graph.kernel_args):])):
     values = {value for *_, launch_values in replay for value in launch_values}
     assert x.lazydata.arg.address in values and weight.lazydata.arg.address in values
     assert not values & {other.lazydata.arg.address for other in inputs if other is not x}

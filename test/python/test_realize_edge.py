@@ -321,7 +321,7 @@ def test_threads_each_capture_and_replay_their_own_tinyjit():
     for x, got in runs:
       hidden = np.maximum(x @ weights[i], 0) + i
       np.testing.assert_allclose(got, (hidden * hidden).sum(1) - hidden.max(1), rtol=1e-4, atol=1e-3)
-  assert all(len(jit.launches) == 2 for jit in jits)  # each capture holds its own two kernels, none of another thread's
+  assert all(len(jit.steps) == 2 for jit in jits)  # each capture holds its own two kernels, none of another thread's
 
 
 def test_threads_opening_a_device_get_one(monkeypatch):

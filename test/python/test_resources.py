@@ -18,6 +18,7 @@ import pytest
 from pytc import Device, GlobalCounters, Tensor, TinyJit, graph, realize, template
 from pytc.helpers import LRUCache
 from pytc.runtime import DeviceError, Signal
+from pytc.runtime.hcq import SUBMIT_LOCK
 from pytc.runtime.ops_cpu import CPUDevice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def submit_unsatisfiable_wait(device) -> None:
   """A command buffer that waits on a signal nobody signals, then advances the device timeline: its WAIT times out."""
-  with realize.SUBMIT_LOCK: device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device)
+  with SUBMIT_LOCK: device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device)
 
 
 def check_realize(n: int = 7) -> None:

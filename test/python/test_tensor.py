@@ -121,12 +121,10 @@ def test_errors_are_clear():
   with pytest.raises(ValueError, match="one element"): Tensor([1.0, 2.0]).item()
 
 
-@pytest.mark.cpu_only
 def test_device_default_is_cpu():
   assert Device.DEFAULT == "CPU" and Tensor([1.0]).device == "CPU"
 
 
-@pytest.mark.cpu_only
 def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   code = "from pytc import Tensor; print((Tensor([1.,2.])+Tensor([3.,4.])).numpy())"
   out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, cwd=tmp_path, capture_output=True, text=True, check=True)
@@ -134,7 +132,6 @@ def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   assert out.stdout.startswith("*** CPU") and "E_2" in out.stdout and "realize: 1 kernels" in out.stdout
 
 
-@pytest.mark.cpu_only
 def test_pytc_dump_writes_the_ir_after_every_pass(tmp_path):
   code = "from pytc import Tensor; Tensor([1.0, 2.0]).exp2().realize()"
   env = {**os.environ, "PYTC_DUMP": str(tmp_path / "ir"), "PYTC_CACHE": "0"}  # compile for real: no disk cache
