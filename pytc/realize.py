@@ -86,12 +86,12 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
            for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
   for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
-  CommandGraph([step for step, _ in steps]).run()
-  GlobalCounters.kernel_count += len(steps) - sum(launch.kernel is None for launch in scheduled.launches)
+  (graph := CommandGraph([step for step, _ in steps])).run()
+  kernels, moved = len(graph.kernel_args), len(steps) - len(graph.kernel_args)
+  GlobalCounters.kernel_count += kernels
   if DEBUG >= 1:
-    moved = sum(launch.kernel is None for launch in scheduled.launches)
-    steps = f"{len(scheduled.launches) - moved} kernels" + (f", {moved} transfers" if moved else "")
-    print(f"realize: {steps} in {(time.perf_counter() - start) * 1e3:.2f} ms "
+    what = f"{kernels} kernels" + (f", {moved} transfers" if moved else "")
+    print(f"realize: {what} in {(time.perf_counter() - start) * 1e3:.2f} ms "
           f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {compile_seconds * 1e3:.2f} ms)")
   done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
   return [done.get(id(n), n) for n in outputs]
