@@ -7,8 +7,6 @@ gives medians (ms), each implementation's ratio to NumPy, pytc's kernel count, a
 (compulsory bytes over the measured copy bandwidth, or flops over NumPy's sgemm rate, whichever is larger),
 and pytc's first-call time (schedule + compile + run, nothing cached) beside the same with the kernels on disk.
 pytc's result is checked against NumPy's first; a mismatch stops the run.
-OpenBLAS's idle threads spin for ~0.1 s after each call by default, stealing the cores from whatever runs next in
-an interleaved benchmark; OPENBLAS_THREAD_TIMEOUT=4 (set unless given) makes them sleep at once.
 
   python bench/run.py [--rounds N] [--quick] [--only NAME] [--json out.json]
 """
@@ -25,11 +23,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+from timing import SETTLE_S, machine_limits, steady, timed  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
 
-import numpy as np  # noqa: E402
-
-SETTLE_S = 0.02  # seconds: the pause before each implementation's calls
+# isort: split
+import numpy as np
 
 
 @dataclass
@@ -97,34 +94,6 @@ def workloads(quick: bool) -> list[Workload]:
              lambda q, k, v: __import__("torch").nn.functional.scaled_dot_product_attention(q, k, v), 4 * 8 * 256 * 256 * 64,
              4 * 8 * 256 * 64 * f),
   ]
-
-
-def timed(fn: Callable) -> float:
-  start = time.perf_counter()
-  fn()
-  return time.perf_counter() - start
-
-
-def steady(fn: Callable, seconds: float = 0.01) -> float:
-  """Seconds per call once the machine is busy again: calls for `seconds` untimed (cores wake and clock up after
-  idling), then the mean of calls for `seconds` more (at least one)."""
-  end = time.perf_counter() + seconds
-  while time.perf_counter() < end: fn()
-  calls, start = 0, time.perf_counter()
-  while not calls or time.perf_counter() - start < seconds:
-    fn()
-    calls += 1
-  return (time.perf_counter() - start) / calls
-
-
-def machine_limits() -> tuple[float, float]:
-  """Copy bandwidth (bytes/s, read + write) and NumPy's sgemm rate (flop/s)."""
-  src = np.ones(32 * 2**20, np.float32)
-  dst = np.empty_like(src)
-  copy = min(timed(lambda: np.copyto(dst, src)) for _ in range(5))
-  a = np.ones((1024, 1024), np.float32)
-  sgemm = min(timed(lambda: a @ a) for _ in range(5))
-  return 2 * src.nbytes / copy, 2 * 1024**3 / sgemm
 
 
 @functools.cache

@@ -15,6 +15,7 @@ from pytc.passes import pass_manager
 from pytc.passes.common.attributes import BUFFER_DEVICE
 from pytc.passes.common.devices import argument_devices
 from pytc.runtime.device import Binary, Compiled, Program
+from pytc.search import tune
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
                      "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
@@ -174,7 +175,10 @@ def _compile(schedule: Schedule, device: Compiled, name: str, kernels: frozenset
 
 
 def _build(schedule: Schedule, device: Compiled, name: str, kernels: frozenset[str] | None, cached: bool) -> tuple[Binary, str, bool]:
-  try: return device.compiler.compile(copy_module(schedule.kernels, kernels), run_pipeline, name, cached)
+  try:
+    module = copy_module(schedule.kernels, kernels)
+    if device.compiler.searchable: tune(module, device, run_pipeline)
+    return device.compiler.compile(module, run_pipeline, name, cached)
   except (OSError, RuntimeError) as error:
     if isinstance(error, CompileError): raise
     raise CompileError(f"{device.name}: {error}") from error

@@ -13,7 +13,8 @@ of the kernel IR, its lowering, its target, and pytc's version: see pytc/compile
 wrote that binary itself: one `key digest` line per entry, oldest first. A binary is read only through the index: its
 bytes are read once and returned (the device loads them from memory, so a file changed or truncated meanwhile is never
 mapped) only when their hash is the recorded digest; any other entry is removed and rebuilt, and a `.so` the index does
-not name is never opened. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
+not name is never opened. Record files (`tuned`: a kernel search's winners, see pytc/search.py) hold one `key value` line
+per entry, read through the same checks; a line of any other shape is skipped. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
 the index's read-modify-write, so concurrent processes never corrupt it. Nothing is pickled.
 
 PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off; PYTC_CACHE_ENTRIES (default
@@ -169,6 +170,48 @@ def remove_libraries(folder: int, names: list[str]) -> None:
   for name in names:
     if name.endswith((".so", ".sha256")) and not name.startswith("."):
       with suppress(OSError): os.unlink(name, dir_fd=folder)
+
+
+RECORD_LINE = re.compile(r"([0-9a-f]{64}) (\S{1,4096})")
+
+
+def load_record(name: str, key: str) -> str | None:
+  """The value stored under `key` in the record file `name` of the cache folder (a small text value per key: a kernel
+  search's winner), or None; a file not to trust is ignored, lines of any other shape are skipped."""
+  with cache_folder() as folder:
+    if folder is None: return None
+    try:
+      with open(open_checked(folder, name), "rb") as file: lines = file.read(1 << 24).decode("ascii", "replace").splitlines()
+    except FileNotFoundError: return None
+    except OSError as error:
+      if DEBUG >= 1: print(f"kernel cache: ignoring {name}: {error}")
+      return None
+  found = None
+  for line in lines:
+    if (match := RECORD_LINE.fullmatch(line)) and match[1] == key: found = match[2]
+  return found
+
+
+def store_record(name: str, key: str, value: str) -> None:
+  """Map `key` to `value` (no whitespace) in the record file `name`, under the lock; beyond PYTC_CACHE_ENTRIES the oldest go."""
+  assert RECORD_LINE.fullmatch(f"{key} {value}"), f"not a record: {key} {value}"
+  with cache_folder() as folder:
+    if folder is None: return
+    try:
+      lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+      try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+          with open(open_checked(folder, name), "rb") as file: lines = file.read(1 << 24).decode("ascii", "replace").splitlines()
+        except FileNotFoundError: lines = []
+        records = {m[1]: m[2] for line in lines if (m := RECORD_LINE.fullmatch(line))}
+        records.pop(key, None)
+        records[key] = value
+        kept = list(records.items())[-max(1, entry_limit()):]
+        write_file(folder, name, "".join(f"{k} {v}\n" for k, v in kept).encode())
+      finally: os.close(lock)
+    except OSError as error:
+      if DEBUG >= 1: print(f"kernel cache: could not store {name} record {key[:12]}: {error}")
 
 
 def store(key: str, data: bytes) -> None:

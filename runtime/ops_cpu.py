@@ -125,10 +125,14 @@ class CPUKernel(Kernel):
   """A kernel's packed entry `void(void **args)`: its buffers, then the [begin, end) of its outermost parallel range."""
   def __init__(self, device: CPUDevice, info: KernelInfo, entry: int):
     self.device, self.name, self.entry, self.extent = device, info.name, entry, info.sizes["extent"]
+    self.cores = info.sizes.get("cores")  # chosen by a kernel search; else by the bytes it touches
 
   def args(self, buffers: list[CPUBuffer]) -> Kernargs:
-    """Arguments over the whole range, split across all cores once the buffers pass PYTC_SPLIT_BYTES (default 256 KiB)."""
-    slices = 1 if sum(b.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18) else max(1, min(self.device.cores, self.extent))
+    """Arguments over the whole range, split across the cores its search chose, else across all cores once the buffers pass
+    PYTC_SPLIT_BYTES (default 256 KiB)."""
+    if self.cores is not None: cores = self.cores
+    else: cores = 1 if sum(b.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18) else self.device.cores
+    slices = max(1, min(cores, self.device.cores, self.extent))
     return Kernargs([b.address for b in buffers] + [0, self.extent], slices)
 
 

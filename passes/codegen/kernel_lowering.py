@@ -93,6 +93,14 @@ def hoisting_depth(stored: uop.StoreOp, loops: list[ir.Value]) -> tuple[int, lis
   return depth, [op for op in ops if op in depths and depths[op] <= depth]
 
 
+def invariant_reductions(reduction: uop.RangeReduceOp) -> list[uop.RangeReduceOp]:
+  """The reductions in `reduction`'s body that do not vary with its ranges (the max inside logsumexp's sum): computed
+  once before its loops instead of at every step of them. Outermost first, each after the ones it uses."""
+  nested = [op for op in computation(reduction.src) if isinstance(op, uop.RangeReduceOp)]
+  looped = set(reduction.ranges).union(*(op.ranges for op in nested))  # bound only inside the loops
+  return [op for op in nested if not free_ranges(op) & looped]
+
+
 class KernelLowering:
   def __init__(self, params: dict[ir.Value, ir.Value]):
     self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
@@ -148,6 +156,7 @@ class KernelLowering:
     was seen, so the max itself may ignore NaNs (a plain vector max instruction, no NaN blend in the hot loop);
     a seen NaN is the result."""
     kind, element = reduce_kind(op), op.result.type
+    for invariant in invariant_reductions(op): self.emit(invariant.result)
     identity = reduce_identity(kind, element)
     if kind != ReduceKind.max or not is_float(element):
       return self.reduce_loops(op, list(op.ranges), [identity], lambda accs, v: [combine(kind, element, accs[0], v)])[0]

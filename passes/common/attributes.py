@@ -8,6 +8,7 @@ surfaces at the next one instead of as a silently ignored hint.
   KERNEL.get(fn) -> bool          KERNEL.set(fn)
   EXTENT.get(fn) -> int | None    EXTENT.set(fn, 4096)
   VECTOR.get(fn) -> dict | None   VECTOR.set(fn, {"lanes": 8, ...})
+  TUNE.get(fn, {}) -> dict        TUNE.set(fn, {"rows": 4, "cores": 1})
   REASON.get(bufferize) -> Reason REASON.set(bufferize, Reason.OUTPUT)
 """
 from __future__ import annotations
@@ -216,6 +217,15 @@ VECTOR = declare(Attribute(
   ("pytc-vectorize",), ("pytc-lower-kernels",),
   "the kernel's vector tile: lanes x vectors accumulators for rows of range id upcast (-1: none), groups of blocks, packed "
   "panel, body unrolled along the reduce range; stream: elementwise vectors along the row", _kernel, "kernels"))
+TUNE = declare(Attribute(
+  "pytc.tune", FUNC, IntDict({}, {"vectorize": Within(0, 1), "lanes": Within(1, 64, power_of_two=True), "vectors": Within(1, 16),
+                                  "rows": Within(1, 64), "group": Within(1, 4096), "pack": Within(0, 1), "reduce_outer": Within(0, 1),
+                                  "cores": Within(1, 1024)}),
+  ("pytc/search.py (a searched or cached winner)", "people trying a choice by hand"),
+  ("pytc-order-loops", "pytc-vectorize", "pytc-lower-kernels (carries it to the lowered kernel)", "the CPU compiler (cores)"),
+  "choices for this kernel that replace the passes' defaults, each still only where it is legal: vectorize 0 keeps scalar "
+  "loops; lanes, vectors, rows, group, pack the vector tile; reduce_outer 1/0 forces or forbids the reduce-outer loop "
+  "order; cores how many cores a launch is split across", _kernel, "kernels"))
 EXTENT = declare(Attribute(
   "pytc.extent", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))

@@ -16,7 +16,7 @@ from mlir.dialects import arith, func, scf
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
-from pytc.passes.common.attributes import EXTENT, KERNEL, LOOP_ORDER, VECTOR, LoopOrder
+from pytc.passes.common.attributes import EXTENT, KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
 from pytc.passes.cpu.lower_vector import VectorLowering, lower_vector_body
 
 
@@ -80,6 +80,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
     extent = (lower_vector_body if tile else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry, bounds)
     func.ReturnOp([])
   KERNEL.set(lowered)
+  if TUNE.has(kernel): TUNE.set(lowered, TUNE.get(kernel))
   # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing.
   noalias = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()})
   lowered.arg_attrs = ir.ArrayAttr.get([noalias] * len(params) + [ir.DictAttr.get({})] * len(slice_types))

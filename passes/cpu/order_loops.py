@@ -8,14 +8,15 @@ order strides through memory. Such a kernel gets
 `pytc.loop_order = "reduce-outer"`: pytc-lower-kernels then keeps one accumulator per element of the
 innermost output range, loops the reduce ranges outside it and the output range innermost, so the hot
 loop walks contiguous memory and vectorizes. Only kernels whose reductions do not nest, and whose
-innermost output range has at most `max_accumulators` elements, are reordered.
+innermost output range has at most `max_accumulators` elements, are reordered; a kernel's `pytc.tune` may force or
+forbid it (`reduce_outer`) among those.
 """
 from mlir import ir
 
 from pytc.dialects import uop
 from pytc.passes import Limit, functions_with, range_size, register
 from pytc.passes.common.analysis import computation, kernel_end, top_level_reductions, uses_any
-from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, LoopOrder
+from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, LoopOrder
 
 
 def strided_reads(reduction: uop.RangeReduceOp, innermost: ir.Value) -> bool:
@@ -29,13 +30,15 @@ def strided_reads(reduction: uop.RangeReduceOp, innermost: ir.Value) -> bool:
 
 
 def wants_reduce_outer(kernel: ir.Operation, max_accumulators: int) -> bool:
+  """Whether the kernel may loop its reductions outside its innermost output range and, unless its `pytc.tune` says
+  otherwise (`reduce_outer`), whether that reads more contiguously."""
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if not loops or range_size(loops[-1]) > max_accumulators: return False
   reductions = top_level_reductions(end.src.owner.value)
-  if not reductions: return False
-  nested = any(top_level_reductions(r.src) for r in reductions)
-  return not nested and any(strided_reads(r, loops[-1]) for r in reductions)
+  if not reductions or any(top_level_reductions(r.src) for r in reductions): return False
+  if (chosen := TUNE.get(kernel, {}).get("reduce_outer")) is not None: return bool(chosen)
+  return any(strided_reads(r, loops[-1]) for r in reductions)
 
 
 @register("pytc-order-loops", "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)",

@@ -21,7 +21,8 @@ aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where r
 lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream]}` (`upcast`
 is the id of `u`, -1 if none) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
-narrower than `lanes` keep scalar loops.
+narrower than `lanes` keep scalar loops. A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
+lanes, vectors, rows and group, `pack = 0` to read in place, `vectorize = 0` to keep scalar loops.
 """
 import sys
 from math import prod
@@ -34,7 +35,7 @@ from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.codegen.scalar import is_float
 from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
-from pytc.passes.common.attributes import KERNEL, VECTOR
+from pytc.passes.common.attributes import KERNEL, TUNE, VECTOR
 
 PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
@@ -106,7 +107,7 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
-def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int) -> dict[str, int] | None:
+def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if loops and 8 <= range_size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
@@ -126,7 +127,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, range_size(loops[-1]) // lanes))
   candidates = [r for r in loops[:-1] if range_size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
-  pack = bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
+  pack = allow_pack and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   if not pack and not all(is_contiguous(read, loops[-1]) for rs in reads.values() for read in rs): return None
   if not candidates: return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
@@ -144,6 +145,8 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
   verbose = explain or DEBUG >= 3
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if not KERNEL.get(fn): continue
-    tile = choose_tile(fn.operation, lanes, rows, vectors, group)
+    tune = TUNE.get(fn, {})
+    tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
+      "vectors", vectors), tune.get("group", group), bool(tune.get("pack", 1)))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

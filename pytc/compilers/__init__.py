@@ -32,6 +32,7 @@ def signature(function: ir.Operation) -> tuple[str, int]:
 class Compiler:
   """Compiles kernel modules for `target`; subclasses give the pipelines and the lowering to bytes."""
   lowering_pipeline: str = ""
+  searchable = False  # a kernel search may choose its kernels' pytc.tune (pytc/search.py)
 
   def __init__(self, target: Target):
     self.target = target
@@ -56,19 +57,27 @@ class Compiler:
     text = f"pytc {version('pytc')}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
     return hashlib.sha256(text.encode()).hexdigest()
 
-  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
-    """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk
-    cache (never with `cached=False`: a fresh binary replaces the entry). `run_pipeline(module, pipeline, dump_name)` runs a
-    pass pipeline (the compile driver's, with its dumps)."""
+  def generate(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> str:
+    """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from.
+    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
-    kernel_ir = str(kernels)
-    functions = self.kernel_functions(kernels)
-    infos = tuple(self.kernel_info(function) for function in functions)
-    key = self.cache_key(kernel_ir)
-    if cached and functions and (code := kernel_cache.load(key, self.check)) is not None:
-      return Binary(self.target.cache_key(), code, infos), kernel_ir, True
+    return str(kernels)
+
+  def build(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> Binary:
+    """The binary of kernels that went through `generate` (rewritten in place), without the disk cache."""
+    infos = tuple(self.kernel_info(function) for function in self.kernel_functions(kernels))
     self.prepare(kernels)
     run_pipeline(kernels, self.lowering_pipeline, f"{dump_name}/3-{self.target.name}")
-    code = self.lower(kernels) if functions else b""
-    if functions: kernel_cache.store(key, code)
-    return Binary(self.target.cache_key(), code, infos), kernel_ir, False
+    return Binary(self.target.cache_key(), self.lower(kernels) if infos else b"", infos)
+
+  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
+    """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk
+    cache (never with `cached=False`: a fresh binary replaces the entry)."""
+    kernel_ir = self.generate(kernels, run_pipeline, dump_name)
+    functions = self.kernel_functions(kernels)
+    key = self.cache_key(kernel_ir)
+    if cached and functions and (code := kernel_cache.load(key, self.check)) is not None:
+      return Binary(self.target.cache_key(), code, tuple(self.kernel_info(f) for f in functions)), kernel_ir, True
+    binary = self.build(kernels, run_pipeline, dump_name)
+    if binary.kernels: kernel_cache.store(key, binary.code)
+    return binary, kernel_ir, False

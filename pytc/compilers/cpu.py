@@ -13,7 +13,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from pytc.compilers import Compiler, signature
-from pytc.passes.common.attributes import EXTENT
+from pytc.passes.common.attributes import EXTENT, TUNE
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
 from pytc.runtime.target import Target
@@ -37,13 +37,15 @@ def kernel_pipeline(target: Target) -> str:
 
 class CPUCompiler(Compiler):
   lowering_pipeline = LLVM_PIPELINE
+  searchable = True
 
   def kernel_pipeline(self) -> str: return kernel_pipeline(self.target)
   def check(self, code: bytes) -> str | None: return elf_problem(code)
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     name, arguments = signature(function)
-    return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function)})  # the buffers, then [begin, end)
+    cores = {"cores": tune["cores"]} if "cores" in (tune := TUNE.get(function, {})) else {}
+    return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), **cores})  # the buffers, then [begin, end)
 
   def lower(self, kernels: ir.Module) -> bytes:
     """LLVM's object code for the host, linked into a shared library in a private scratch folder."""

@@ -11,6 +11,8 @@ from pytc.runtime.device import KernelInfo
 
 
 class EMUCompiler(CPUCompiler):
+  searchable = False  # its choices are the GPU mapping's, not the CPU passes'
+
   def kernel_pipeline(self) -> str:
     return f"builtin.module({gpu_map(self.target)}, pytc-gpu-emulate, canonicalize)"
 

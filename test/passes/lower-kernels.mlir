@@ -391,3 +391,34 @@ func.func @sub_row_max(%out: memref<4x8xf32>, %x: memref<4x8xf32>) attributes {p
   %e = uop.end %w over(%i, %j) : memref<4x8xf32>
   return
 }
+
+// -----
+
+// logsumexp's sum reads the row's max, which does not vary with the sum's range: the max loops once per row, before
+// the sum's loop, not at every step of it.
+// CHECK-LABEL: func.func @sum_exp_minus_max(
+// CHECK: scf.parallel
+// CHECK: %[[MAX:.*]]:2 = scf.for
+// CHECK: arith.maximumf
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[PEAK:.*]] = arith.select %[[MAX]]#1
+// CHECK-NEXT: scf.for
+// CHECK-NOT: arith.maximumf
+// CHECK: arith.negf %[[PEAK]]
+// CHECK: arith.addf
+func.func @sum_exp_minus_max(%out: memref<4xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 8 id 1
+  %k2 = uop.range reduce 8 id 2
+  %a = uop.index %x[%i, %k2] : memref<4x8xf32>
+  %m = uop.range_reduce max %a over(%k2) : f32
+  %v = uop.index %x[%i, %k] : memref<4x8xf32>
+  %n = uop.neg %m : f32
+  %d = uop.add %v, %n : f32
+  %e = uop.exp %d : f32
+  %s = uop.range_reduce add %e over(%k) : f32
+  %w = uop.store %s, %out[%i] : memref<4xf32>
+  %end = uop.end %w over(%i) : memref<4xf32>
+  return
+}
