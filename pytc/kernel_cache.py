@@ -14,8 +14,9 @@ wrote that binary itself: one `key digest` line per entry, oldest first. A binar
 bytes are read once and returned (the device loads them from memory, so a file changed or truncated meanwhile is never
 mapped) only when their hash is the recorded digest; any other entry is removed and rebuilt, and a `.so` the index does
 not name is never opened. Record files (`tuned`: a kernel search's winners, see pytc/search.py) hold one `key value` line
-per entry, read through the same checks; a line of any other shape is skipped. Files are written under a temporary name and renamed into place; `lock` (fcntl.flock) serializes
-the index's read-modify-write, so concurrent processes never corrupt it. Nothing is pickled.
+per entry, read through the same checks; a line of any other shape is skipped. Files are written under a temporary
+name and renamed into place; `lock` (fcntl.flock) serializes the read-modify-write of the index and the record files, so
+concurrent processes never corrupt them. Nothing is pickled.
 
 PYTC_CACHE_DIR picks the folder (default ~/.cache/pytc); PYTC_CACHE=0 turns the cache off; PYTC_CACHE_ENTRIES (default
 4096) bounds the index: adding beyond it drops the oldest entries and the binaries no remaining entry uses (a new

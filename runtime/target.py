@@ -6,6 +6,7 @@ The host CPU's description is read from the machine when a CPU device opens, nev
 from __future__ import annotations
 
 import functools
+import os
 import platform
 from dataclasses import dataclass, replace
 
@@ -30,12 +31,13 @@ class Target:
   max_workgroup_size: int = 1  # threads of one workgroup
   dtypes: frozenset[str] = ALL_DTYPES  # element types it computes with
   buffer_alignment: int = 64  # bytes every buffer's address is a multiple of: kernels may assume it (aligned vector stores)
+  cores: int = 1  # cores a CPU launch is split across (its outermost parallel range is cut into that many slices)
 
   def __str__(self) -> str: return f"{self.name}:{self.arch}"
 
   def cache_key(self) -> str:
     """What a binary compiled for this target depends on (a different key: compile again)."""
-    return f"{self} {' '.join(self.features)}"
+    return f"{self}{f' cores={self.cores}' if self.cores > 1 else ''} {' '.join(self.features)}"
 
 
 def cpu_features() -> tuple[str, ...]:
@@ -56,7 +58,7 @@ def host_cpu() -> Target:
   wide = "avx512f" in features
   return Target("cpu", f"{platform.machine()}-{platform.system()}".lower(), features, vector_lanes=16 if wide else 8,
                 vector_registers=32 if wide else 16, fma="fma" in features or "asimd" in features,
-                native_transcendentals=frozenset({"sqrt"}))
+                native_transcendentals=frozenset({"sqrt"}), cores=os.cpu_count() or 1)
 
 
 GPU_TARGETS = {

@@ -5,7 +5,10 @@ A reduction that reads a buffer along the kernel's innermost output range `j` (t
 `j`, `vectors` such vectors side by side, and `rows` values of one more output range `u` at once (tinygrad's
 upcast): `rows * vectors` accumulator vectors stay in registers across the whole reduction, and each vector
 read along `j` is reused for all `rows`. `u` is the innermost output range that no read along `j` depends on,
-so the reuse is real; blocks of `u` come in groups of `group` that share one pass over `j`. With `pack`, the
+so the reuse is real; blocks of `u` come in groups of up to `group` that share one pass over `j`, fewer when `u` is the
+outermost range, so that it keeps at least two groups per core on several cores (`cores`: the runtime splits that range across them). A
+kernel with no such `u` (one output row: a column sum, a vector times a matrix) keeps scalar loops when pytc-order-loops
+looped its reductions outside `j`: with no read to reuse, reading memory in order is what counts. With `pack`, the
 float reads along `j` are copied once per group into a contiguous panel (reduce ranges x one block of `j`,
 at most PACK_BYTES), so the hot loop reads it in order whatever the source layout; without it every read
 along `j` must be contiguous in its last index. Work in the body that does not depend on `j` (the softmax
@@ -35,7 +38,7 @@ from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.codegen.scalar import is_float
 from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
-from pytc.passes.common.attributes import KERNEL, TUNE, VECTOR
+from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
 
 PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
@@ -107,7 +110,8 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
-def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True) -> dict[str, int] | None:
+def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True, cores: int = 1,
+                prefer_vector: bool = False) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if loops and 8 <= range_size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
@@ -130,10 +134,14 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   pack = allow_pack and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   if not pack and not all(is_contiguous(read, loops[-1]) for rs in reads.values() for read in rs): return None
-  if not candidates: return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
+  if not candidates:
+    # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one x)
+    if LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER and not prefer_vector: return None
+    return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
   rows = min(rows, range_size(candidates[-1]))
   blocks = -(-range_size(candidates[-1]) // rows)
-  group = max(g for g in range(1, group + 1) if blocks % g == 0)
+  slices = min(2 * cores, blocks) if cores > 1 and candidates[-1] is loops[0] else 1  # groups of the outermost range: work for every core
+  group = max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)
   upcast = ir.IntegerAttr(candidates[-1].owner.id).value
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
 
@@ -141,12 +149,13 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
 @register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)",
           takes=("split", "scheduled", "kernel"))
 def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8, rows: Annotated[int, Within(1, 64)] = 4,
-              vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, explain: bool = False) -> None:
+              vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, cores: Annotated[int, Within(1, 1024)] = 1,
+              explain: bool = False) -> None:
   verbose = explain or DEBUG >= 3
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if not KERNEL.get(fn): continue
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
-      "vectors", vectors), tune.get("group", group), bool(tune.get("pack", 1)))
+      "vectors", vectors), tune.get("group", group), bool(tune.get("pack", 1)), 1 if "group" in tune else cores, tune.get("vectorize") == 1)
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

@@ -1,5 +1,11 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize | FileCheck %s
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize=cores=2 | FileCheck %s --check-prefix=CORES
+
+// On two cores, the matmul's 2 blocks of i (its outermost range, which the runtime splits across the cores) stay two
+// groups of one block, so each core gets one.
+// CORES-LABEL: func.func @matmul(
+// CORES-SAME: group = 1 : i64
 
 // explain=1 prints each kernel's choice, in the order of the chunks below.
 // EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
@@ -210,5 +216,40 @@ func.func @cosine(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kerne
   %c = uop.cos %v : f32
   %w = uop.store %c, %out[%j] : memref<8xf32>
   %e = uop.end %w over(%j) : memref<8xf32>
+  return
+}
+
+// -----
+
+// A kernel's pytc.tune replaces the options for it: the matmul with 2 rows of 1 vector, read in place (no panel); with
+// vectorize = 0, scalar loops (no pytc.vector).
+// CHECK-LABEL: func.func @tuned_matmul(
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 2 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 1 : i64}
+// CHECK-LABEL: func.func @scalar_matmul(
+// CHECK-NOT: pytc.vector
+// CHECK-SAME: pytc.tune = {vectorize = 0 : i64}
+// CHECK-NOT: pytc.vector
+func.func @tuned_matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel, pytc.tune = {rows = 2 : i64, vectors = 1 : i64, group = 1 : i64, pack = 0 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<8x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
+  return
+}
+func.func @scalar_matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel, pytc.tune = {vectorize = 0 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<8x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
   return
 }

@@ -164,3 +164,15 @@ def test_tune_attribute_reads_back():
     with ir.InsertionPoint(module.body): fn = func.FuncOp("k", ([], []))
     TUNE.set(fn, {"rows": 6, "cores": 1})
     assert TUNE.get(fn) == {"rows": 6, "cores": 1}
+
+
+def test_a_kernel_too_short_to_matter_keeps_the_defaults(searching):
+  x = np.arange(64, dtype=np.float32)
+  np.testing.assert_allclose((Tensor(x) * 2 + 1).numpy(), x * 2 + 1)
+  assert list(records(searching).values()) == [{}]
+
+
+def test_the_host_target_counts_its_cores_in_what_binaries_depend_on():
+  from pytc.runtime.target import host_cpu
+  assert host_cpu().cores == (os.cpu_count() or 1)
+  assert f"cores={host_cpu().cores}" in host_cpu().cache_key()
