@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from timing import interleaved, timed, torch_available  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
+from timing import interleaved, pytc_first_call, timed, torch_available  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
 
 # isort: split
 import numpy as np
@@ -294,15 +294,6 @@ def train_mlp_bench(check_steps: int = 6) -> Bench:
 
 BENCHES: dict[str, Callable[[], Bench]] = {"gpt2": gpt2_bench, "resnet18_b1": lambda: resnet18_bench(1), "resnet18_b32": lambda: resnet18_bench(32),
                                            "train_mlp": train_mlp_bench}
-
-
-def pytc_first_call(fn: Callable) -> dict[str, float]:
-  """pytc's first call with no schedule built and an empty disk cache (schedule + compile + run), then again with only the disk cache warm."""
-  from pytc import realize
-  realize._schedules.clear()
-  cold = timed(fn)
-  realize._schedules.clear()
-  return {"cold": cold * 1e3, "disk_cache": timed(fn) * 1e3}
 
 
 def torch_graph_breaks() -> int:

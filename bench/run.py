@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from timing import SETTLE_S, machine_limits, steady, timed  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
+from timing import SETTLE_S, machine_limits, pytc_first_call, steady  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
 
 # isort: split
 import numpy as np
@@ -133,7 +133,7 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   rng = np.random.default_rng(0)
   arrays = [rng.standard_normal(s).astype(np.float32) for s in w.inputs]
   impls = implementations(w, arrays)
-  compile_ms = pytc_compile_times(impls["pytc"])
+  compile_ms = pytc_first_call(impls["pytc"])
   for fn in impls.values(): fn()  # compile and warm up
   GlobalCounters.reset()
   ours, reference = impls["pytc"]().numpy(), w.numpy(*arrays)
@@ -148,15 +148,6 @@ def run(w: Workload, rounds: int, bandwidth: float, sgemm: float) -> dict:
   medians = {name: statistics.median(t) * 1e3 for name, t in times.items()}
   floor_ms = max(w.bytes / bandwidth, w.flops / sgemm) * 1e3
   return {"medians_ms": medians, "pytc_kernels": kernels, "floor_ms": floor_ms, "pytc_compile_ms": compile_ms}
-
-
-def pytc_compile_times(fn: Callable) -> dict[str, float]:
-  """pytc's first call with nothing cached (schedule + compile + run), and again with only the disk cache warm."""
-  from pytc import realize
-  realize._schedules.clear()
-  cold = timed(fn)
-  realize._schedules.clear()
-  return {"cold": cold * 1e3, "disk_cache": timed(fn) * 1e3}
 
 
 def main() -> None:

@@ -57,3 +57,12 @@ def machine_limits() -> tuple[float, float]:
 
 
 def torch_available() -> bool: return importlib.util.find_spec("torch") is not None
+
+
+def pytc_first_call(fn: Callable) -> dict[str, float]:
+  """pytc's first call of `fn` with no schedule built (schedule + compile + run), then again with only the disk cache warm (ms)."""
+  from pytc import realize
+  realize._schedules.clear()
+  cold = timed(fn)
+  realize._schedules.clear()
+  return {"cold": cold * 1e3, "disk_cache": timed(fn) * 1e3}
