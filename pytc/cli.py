@@ -2,13 +2,13 @@
 import argparse
 import os
 import sys
-from importlib.metadata import version
 
 from mlir import ir
 
 from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
 from pytc.compilers import Compiler
 from pytc.compilers.cpu import CPUCompiler
+from pytc.helpers import pytc_version
 from pytc.pytc_opt import read_text
 from pytc.runtime import backends
 from pytc.runtime.target import GPU_TARGETS, host_cpu
@@ -80,7 +80,7 @@ def compile_file(path: str, stage: str, target: str = "cpu", output: str | None 
 
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(prog="pytc", description="pytc, a tensor compiler on MLIR.")
-  parser.add_argument("--version", action="version", version=f"pytc {version('pytc')}")
+  parser.add_argument("--version", action="version", version=f"pytc {pytc_version()}")
   commands = parser.add_subparsers(dest="command", required=True)
   commands.add_parser("devices", help="list the devices this build can run on")
   compile_parser = commands.add_parser("compile", help="schedule and compile a uop graph (.mlir) for a target, print or write the result")

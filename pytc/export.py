@@ -14,13 +14,12 @@ A TinyJit-wrapped function exports its plain function.
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import version
 
 from pytc.compiler import COMPILE_LOCK, compile_kernels, context, copy_module, run_pipeline
 from pytc.compilers.gpu import gpu_compiler
 from pytc.device import Device
 from pytc.graph import LazyOp, is_view
-from pytc.helpers import GlobalCounters
+from pytc.helpers import GlobalCounters, pytc_version
 from pytc.jit import TinyJit
 from pytc.realize import DTYPE_OF_MLIR, schedule
 from pytc.runtime.device import Binary
@@ -96,4 +95,4 @@ def export(fn: Callable[..., object], *inputs: Tensor, target: str = "cpu") -> b
   graph = Graph(device, binary.target, binary.code, binary.kernels, tuple(buffers), tuple(call_inputs),
                 tuple(index["output", slot_of[id(n)]] for n in nodes),
                 tuple((launch.kernel, tuple(index[arg] for arg in launch.args)) for launch in scheduled.launches))
-  return encode(graph, f"pytc {version('pytc')}")
+  return encode(graph, f"pytc {pytc_version()}")

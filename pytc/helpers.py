@@ -2,6 +2,7 @@
 import ctypes
 import functools
 import importlib
+import importlib.metadata
 import math
 import os
 import threading
@@ -20,6 +21,12 @@ def package_library(package: str, name: str) -> ctypes.CDLL:
   if (path := next((p for folder in folders if (p := os.path.join(folder, name)) and os.path.exists(p)), None)) is None:
     raise ImportError(f"{name} is not built (looked in {', '.join(folders)}): install pytc with `make` or `pip install .`")
   return ctypes.CDLL(path)
+
+
+@functools.cache
+def pytc_version() -> str:
+  """pytc's installed version (what cached binaries, winners and exported graphs are keyed by); read once, it costs ~0.3 ms."""
+  return importlib.metadata.version("pytc")
 
 
 @functools.cache

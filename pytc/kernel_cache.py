@@ -42,7 +42,7 @@ CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 INDEX_LINE = re.compile(r"[0-9a-f]{64} [0-9a-f]{64}")
 
 _unusable: set[Path] = set()  # folders refused or unusable: the disk cache is off for them in this process
-_index_memo: tuple[tuple[int, ...], dict[str, str]] = ((), {})  # the index last parsed: its (device, inode, mtime, size), entries
+_memos: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}  # per file name, as last parsed: its (device, inode, mtime, size), entries
 
 
 def entry_limit() -> int:
@@ -116,20 +116,36 @@ def write_file(folder: int, name: str, data: bytes) -> None:
     raise
 
 
-def read_index(folder: int) -> dict[str, str]:
-  """The index's entries (key -> digest, oldest first), parsed again only when the file changed; empty when missing or refused."""
-  global _index_memo
-  try: descriptor = open_checked(folder, "index")
+def read_keyed(folder: int, name: str, line_shape: re.Pattern, limit: int = -1) -> dict[str, str]:
+  """The `key value` lines of the file `name` that have `line_shape` (key -> value in file order, a later line replacing an
+  earlier one; at most `limit` bytes read), parsed again only when the file changed; empty when missing or refused."""
+  try: descriptor = open_checked(folder, name)
   except FileNotFoundError: return {}
   except OSError as error:
-    if DEBUG >= 1: print(f"kernel cache: ignoring the index: {error}")
+    if DEBUG >= 1: print(f"kernel cache: ignoring {name}: {error}")
     return {}
   with open(descriptor, "rb") as file:
     st = os.fstat(descriptor)
-    if (signature := (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)) != _index_memo[0]:
-      lines = file.read().decode("ascii", "replace").splitlines()
-      _index_memo = (signature, dict(line.split(" ") for line in lines if INDEX_LINE.fullmatch(line)))
-  return _index_memo[1]
+    signature = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+    if (memo := _memos.get(name)) is None or memo[0] != signature:
+      lines = file.read(limit).decode("ascii", "replace").splitlines()
+      _memos[name] = memo = (signature, dict(line.split(" ", 1) for line in lines if line_shape.fullmatch(line)))
+  return memo[1]
+
+
+def read_index(folder: int) -> dict[str, str]:
+  """The index's entries (key -> digest, oldest first)."""
+  return read_keyed(folder, "index", INDEX_LINE)
+
+
+@contextmanager
+def locked(folder: int) -> Iterator[None]:
+  """Hold the folder's lock (fcntl.flock on `lock`): one process at a time rewrites the index or a record file."""
+  lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+  try:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    yield
+  finally: os.close(lock)
 
 
 def load(key: str, check: Callable[[bytes], str | None] | None = None) -> bytes | None:
@@ -152,9 +168,7 @@ def load(key: str, check: Callable[[bytes], str | None] | None = None) -> bytes 
 def add_entry(folder: int, key: str, data: bytes) -> None:
   """Store the library under its digest and map `key` to it in the index, under the lock. Beyond PYTC_CACHE_ENTRIES the oldest
   entries go, with the libraries no remaining entry uses."""
-  lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
-  try:
-    fcntl.flock(lock, fcntl.LOCK_EX)
+  with locked(folder):
     if not (entries := dict(read_index(folder))): remove_libraries(folder, os.listdir(folder))  # none is known to be pytc's own
     entries.pop(key, None)
     entries[key] = digest = hashlib.sha256(data).hexdigest()
@@ -163,7 +177,6 @@ def add_entry(folder: int, key: str, data: bytes) -> None:
     evicted = {entries.pop(oldest) for oldest in list(entries)[:excess]}
     write_file(folder, "index", "".join(f"{k} {d}\n" for k, d in entries.items()).encode())
     remove_libraries(folder, [f"{unused}.so" for unused in evicted - set(entries.values())])
-  finally: os.close(lock)
 
 
 def remove_libraries(folder: int, names: list[str]) -> None:
@@ -173,24 +186,14 @@ def remove_libraries(folder: int, names: list[str]) -> None:
       with suppress(OSError): os.unlink(name, dir_fd=folder)
 
 
-RECORD_LINE = re.compile(r"([0-9a-f]{64}) (\S{1,4096})")
+RECORD_LINE = re.compile(r"[0-9a-f]{64} \S{1,4096}")
+RECORD_BYTES = 1 << 24  # the most of a record file read
 
 
 def load_record(name: str, key: str) -> str | None:
   """The value stored under `key` in the record file `name` of the cache folder (a small text value per key: a kernel
   search's winner), or None; a file not to trust is ignored, lines of any other shape are skipped."""
-  with cache_folder() as folder:
-    if folder is None: return None
-    try:
-      with open(open_checked(folder, name), "rb") as file: lines = file.read(1 << 24).decode("ascii", "replace").splitlines()
-    except FileNotFoundError: return None
-    except OSError as error:
-      if DEBUG >= 1: print(f"kernel cache: ignoring {name}: {error}")
-      return None
-  found = None
-  for line in lines:
-    if (match := RECORD_LINE.fullmatch(line)) and match[1] == key: found = match[2]
-  return found
+  with cache_folder() as folder: return None if folder is None else read_keyed(folder, name, RECORD_LINE, RECORD_BYTES).get(key)
 
 
 def store_record(name: str, key: str, value: str) -> None:
@@ -199,18 +202,12 @@ def store_record(name: str, key: str, value: str) -> None:
   with cache_folder() as folder:
     if folder is None: return
     try:
-      lock = os.open("lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
-      try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-          with open(open_checked(folder, name), "rb") as file: lines = file.read(1 << 24).decode("ascii", "replace").splitlines()
-        except FileNotFoundError: lines = []
-        records = {m[1]: m[2] for line in lines if (m := RECORD_LINE.fullmatch(line))}
+      with locked(folder):
+        records = dict(read_keyed(folder, name, RECORD_LINE, RECORD_BYTES))
         records.pop(key, None)
         records[key] = value
         kept = list(records.items())[-max(1, entry_limit()):]
         write_file(folder, name, "".join(f"{k} {v}\n" for k, v in kept).encode())
-      finally: os.close(lock)
     except OSError as error:
       if DEBUG >= 1: print(f"kernel cache: could not store {name} record {key[:12]}: {error}")
 

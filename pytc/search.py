@@ -22,13 +22,12 @@ import json
 import re
 import time
 from collections.abc import Callable
-from importlib.metadata import version
 
 import numpy as np
 from mlir import ir
 
 from pytc import kernel_cache
-from pytc.helpers import DEBUG, getenv
+from pytc.helpers import DEBUG, getenv, pytc_version
 from pytc.passes.common.attributes import KERNEL, TUNE, VECTOR
 from pytc.runtime.device import Compiled
 from pytc.runtime.hcq import SUBMIT_LOCK
@@ -43,7 +42,7 @@ def structure_key(kernel: ir.Operation, device: Compiled) -> str:
   """What a winner depends on: the kernel's IR under a fixed name, the target (with its CPU features), pytc's version."""
   name = ir.StringAttr(kernel.attributes["sym_name"]).value
   text = str(kernel).replace(f"@{name}(", "@kernel(", 1)
-  return hashlib.sha256(f"pytc {version('pytc')}\n{device.target.cache_key()}\n{text}".encode()).hexdigest()
+  return hashlib.sha256(f"pytc {pytc_version()}\n{device.target.cache_key()}\n{text}".encode()).hexdigest()
 
 
 def stored_winner(key: str) -> Choice | None:
@@ -205,15 +204,12 @@ def search(kernels: ir.Module, name: str, device: Compiled, run_pipeline: Callab
 def tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable) -> None:
   """Give each kernel of `kernels` (index level) its stored winner; with PYTC_SEARCH=1, search the kernels without one."""
   from pytc.compiler import copy_module
-  with kernels.context, ir.Location.unknown(): _tune(kernels, device, run_pipeline, copy_module)
-
-
-def _tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable, copy_module: Callable) -> None:
   searching = getenv("PYTC_SEARCH", 0) >= 1
-  for kernel in [op for op in kernels.body.operations if KERNEL.get(op) and not VECTOR.has(op)]:
-    key = structure_key(kernel.operation, device)
-    if (choice := stored_winner(key)) is None and searching:
-      name = ir.StringAttr(kernel.attributes["sym_name"]).value
-      choice = search(copy_module(kernels, frozenset({name})), name, device, run_pipeline, getenv("PYTC_SEARCH_BUDGET", 20.0))
-      kernel_cache.store_record(RECORDS, key, json.dumps(choice, separators=(",", ":")))
-    if choice: TUNE.set(kernel, choice)
+  with kernels.context, ir.Location.unknown():
+    for kernel in [op for op in kernels.body.operations if KERNEL.get(op) and not VECTOR.has(op)]:
+      key = structure_key(kernel.operation, device)
+      if (choice := stored_winner(key)) is None and searching:
+        name = ir.StringAttr(kernel.attributes["sym_name"]).value
+        choice = search(copy_module(kernels, frozenset({name})), name, device, run_pipeline, getenv("PYTC_SEARCH_BUDGET", 20.0))
+        kernel_cache.store_record(RECORDS, key, json.dumps(choice, separators=(",", ":")))
+      if choice: TUNE.set(kernel, choice)

@@ -7,11 +7,11 @@ kernel IR after the first pipeline, the second pipeline and the target, so an un
 from __future__ import annotations
 
 import hashlib
-from importlib.metadata import version
 
 from mlir import ir
 
 from pytc import kernel_cache
+from pytc.helpers import pytc_version
 from pytc.passes.common.attributes import KERNEL
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
@@ -54,7 +54,7 @@ class Compiler:
 
   def cache_key(self, kernel_ir: str) -> str:
     """What the binary of `kernel_ir` depends on: pytc's version, the target and the lowering."""
-    text = f"pytc {version('pytc')}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
+    text = f"pytc {pytc_version()}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
     return hashlib.sha256(text.encode()).hexdigest()
 
   def generate(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> str:

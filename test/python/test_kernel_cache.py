@@ -69,7 +69,7 @@ def cache(tmp_path, monkeypatch) -> Path:
   monkeypatch.setenv("PYTC_CACHE_DIR", str(folder := tmp_path / "cache"))
   monkeypatch.delenv("PYTC_CACHE", raising=False)
   monkeypatch.setattr(kernel_cache, "_unusable", set())
-  monkeypatch.setattr(kernel_cache, "_index_memo", ((), {}))
+  monkeypatch.setattr(kernel_cache, "_memos", {})
   return folder
 
 
@@ -269,6 +269,6 @@ def test_an_entry_whose_library_lacks_the_kernels_is_rebuilt(cache, monkeypatch)
   assert not compute(monkeypatch, 7)
   (key,), other = first.keys(), next(d for k, d in index(cache).items() if k not in first)
   (cache / "index").write_text(f"{key} {other}\n")
-  monkeypatch.setattr(kernel_cache, "_index_memo", ((), {}))
+  monkeypatch.setattr(kernel_cache, "_memos", {})
   assert not compute(monkeypatch, 5)  # rebuilt, not loaded
   assert index(cache)[key] == first[key] and compute(monkeypatch, 5)

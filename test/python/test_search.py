@@ -69,11 +69,10 @@ def test_without_pytc_search_nothing_is_searched(cache):
 
 def test_a_stored_winner_is_used_without_pytc_search(cache, monkeypatch):
   chosen = []
-  original = search.stored_winner
   monkeypatch.setattr(search, "stored_winner", lambda key: chosen.append(key) or {"rows": 2, "vectors": 1, "cores": 1})
   out, expected = matmul(64, 96, 128)
   np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
-  assert chosen and original is not search.stored_winner
+  assert chosen
   assert "cores = 1 : i64, rows = 2 : i64, vectors = 1 : i64" in kernel_ir()
 
 
