@@ -46,6 +46,7 @@ from pytc.passes.common.uops import defined_by, is_reduce_range, isa, new_range,
 from pytc.passes.common.uops import read as read_at
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
+BLOCK_REUSE = 32  # a value the columns of a register block (lanes x vectors) read alike is computed once per block
 
 
 def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
@@ -173,6 +174,7 @@ class Fuser:
     rows = with_reason(Reason.REDUCE_EXPAND)
     for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place: restore_order(self.graph.regions[0].blocks[0])
+    hoist_invariants(self.graph, self.explain)
     bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
 
   def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
@@ -278,6 +280,17 @@ FREE, READ, COMPUTED = range(3)  # what a kernel's value is: index arithmetic, a
 MAX_SPLIT_ELEMENTS = 1 << 22  # a value inside a reduction's body is materialized over its reduce ranges too: at most this many elements
 
 
+def hoist_invariants(graph: ir.Operation, explain: bool) -> None:
+  """In every kernel with a reduction, materialize the values computed in a reduction's body that a loop around it does
+  not change, where recomputing them on each iteration of that loop costs more than a write and a read (see
+  Cutter.hoist): a GELU before a projection is then computed once per element, not once per column block."""
+  roots = [op.operation for op in graph.regions[0].blocks[0].operations if isinstance(op, uop.BufferizeOp)]
+  materialized = {op.results[0] for op in roots}
+  for root in roots:
+    ops = cone(root.operands[0], materialized)
+    if any(isa(op, uop.RangeReduceOp) for op in ops): Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain).hoist()
+
+
 def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: bool) -> None:
   """Cut every kernel past `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones.
   Almost every kernel is within both: it is only counted."""
@@ -352,6 +365,35 @@ class Cutter:
     if self.explain and self.waited:
       print(f"pytc-fuse: left a part of {self.root.results[0].type} whole ({self.waited}): a value inside a reduction's body "
             f"(over {MAX_SPLIT_ELEMENTS} elements) or of index type cannot be materialized", file=sys.stderr)
+
+  def hoist(self) -> None:
+    """Materialize each value inside a reduction's body where it meets a loop range it does not depend on, when its op
+    weight (reads included) times the extra column blocks of BLOCK_REUSE (a register block's width) that repeat it
+    exceeds a write and a read. Reductions in its computation are computed once per row of the new kernel (they may
+    vary only with its outer loops) and are not counted; one varying with the reduction's own ranges keeps it inline."""
+    users: dict[ir.Value, list[ir.Value]] = {}
+    for op in self.ops:
+      self.describe(op.name, list(op.operands), op.results[0])
+      for v in op.operands: users.setdefault(v, []).append(op.results[0])
+    for op in self.ops:
+      v = op.results[0]
+      if self.kind[v] != COMPUTED or not self.open(v) or not self.materializable(v): continue
+      missing = [r for r in self.loops if r not in self.ranges[v] and any(r in self.ranges[u] for u in users.get(v, []))]
+      if not missing or (cost := self.hoisted_cost(v)) is None: continue
+      repeats = -(-prod(range_size(r) for r in missing) // BLOCK_REUSE) - 1
+      if cost * repeats > 2 * MEMORY_WEIGHT:
+        if self.explain: print(f"pytc-fuse: hoist {v.type} (weight {cost}) out of {self.root.results[0].type}'s reduction: "
+                               f"repeated {repeats} extra times", file=sys.stderr)
+        self.materialize(v, self.position[v] + 1, f"recomputed {repeats} extra times in a reduction")
+
+  def hoisted_cost(self, v: ir.Value) -> int | None:
+    """The op weight of `v`'s computation and the reads it uses, up to the row reductions a kernel over `v`'s ranges
+    computes before its loops; None if a reduction in it varies otherwise."""
+    outer = [r for r in self.loops if r in self.ranges[v]]
+    row = lambda u: isa(u.owner, uop.RangeReduceOp) and self.ranges[u] == set(outer[:len(self.ranges[u])])
+    computation = walk.cone(v, lambda u: self.kind.get(u) != COMPUTED or row(u))
+    if any(isa(c, uop.RangeReduceOp) for c in computation): return None
+    return weight(computation) + len({u for c in computation for u in c.operands if self.kind.get(u) == READ})
 
   def describe(self, name: str, operands: list[ir.Value], result: ir.Value) -> None:
     """Record what an op's result is and the ranges it depends on (ops in a kernel have one result)."""

@@ -575,3 +575,50 @@ func.func @read_by_the_sink(%a: tensor<4xf32>) {
   uop.sink %b : tensor<4xf32>
   return
 }
+
+// -----
+
+// exp2(a) @ b with a 64x512 and b 512x256: exp2(a)[i, k] does not vary with the column loop %j around the reduction.
+// Computed in the reduction's body it would be computed once per column block (7 extra blocks of 32): it is hoisted,
+// stored over (%i, a new loop in place of %k) and read back there. The same product with 32 columns keeps it inline.
+// CHECK-LABEL: func.func @invariant_operand
+// CHECK: %[[E:.*]] = uop.exp2
+// CHECK: %[[B:.*]] = uop.bufferize %[[E]] over(%{{.*}}, %{{.*}}) {fuse = "split: recomputed 7 extra times in a reduction", reason = "split"} : f32 -> tensor<64x512xf32>
+// CHECK: %[[R:.*]] = uop.index %[[B]]
+// CHECK: uop.mul %[[R]]
+// EXPLAIN: pytc-fuse: hoist f32 (weight 5) out of tensor<64x256xf32>'s reduction: repeated 7 extra times
+func.func @invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x256xf32>) {
+  %i = uop.range loop 64 id 0
+  %j = uop.range loop 256 id 1
+  %k = uop.range reduce 512 id 2
+  %x = uop.index %a[%i, %k] : tensor<64x512xf32>
+  %e = uop.exp2 %x : f32
+  %y = uop.index %b[%k, %j] : tensor<512x256xf32>
+  %m = uop.mul %e, %y : f32
+  %sum = uop.range_reduce add %m over(%k) : f32
+  %out = uop.bufferize %sum over(%i, %j) {reason = "output"} : f32 -> tensor<64x256xf32>
+  uop.sink %out : tensor<64x256xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @narrow_invariant_operand
+// CHECK-NOT: split
+// CHECK: uop.exp2
+// CHECK-NEXT: uop.index
+// CHECK-NEXT: uop.mul
+// CHECK-NOT: split
+func.func @narrow_invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x32xf32>) {
+  %i = uop.range loop 64 id 0
+  %j = uop.range loop 32 id 1
+  %k = uop.range reduce 512 id 2
+  %x = uop.index %a[%i, %k] : tensor<64x512xf32>
+  %e = uop.exp2 %x : f32
+  %y = uop.index %b[%k, %j] : tensor<512x32xf32>
+  %m = uop.mul %e, %y : f32
+  %sum = uop.range_reduce add %m over(%k) : f32
+  %out = uop.bufferize %sum over(%i, %j) {reason = "output"} : f32 -> tensor<64x32xf32>
+  uop.sink %out : tensor<64x32xf32>
+  return
+}

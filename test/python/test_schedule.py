@@ -128,3 +128,21 @@ def test_structure_tells_shared_inputs_apart():
   np.testing.assert_array_equal(different, np.full((4,), 10, np.float32))
   assert (x * x).lazydata.structure != (x * y).lazydata.structure
   assert (x * y).lazydata.structure == (y * x).lazydata.structure
+
+
+@pytest.mark.parametrize("columns, kernels", [(256, ["E_16_128", "r_16_256_128"]), (16, ["r_16_16_128"])])
+def test_an_elementwise_matmul_operand_is_computed_once_per_element_when_the_columns_would_repeat_it(columns, kernels):
+  rng = np.random.default_rng(columns)
+  x, w = rng.standard_normal((16, 128)).astype(np.float32), rng.standard_normal((128, columns)).astype(np.float32)
+  out = Tensor(x).exp() @ Tensor(w)
+  assert [launch.kernel for launch in out.schedule()] == kernels
+  np.testing.assert_allclose(out.numpy(), np.exp(x) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_gelu_between_projections_matches_numpy():
+  rng = np.random.default_rng(1)
+  x, w1, w2 = (rng.standard_normal(s).astype(np.float32) / 8 for s in [(16, 64), (64, 128), (128, 256)])
+  out = ((Tensor(x) @ Tensor(w1)).gelu() @ Tensor(w2)).numpy()
+  h = x @ w1
+  gelu = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
+  np.testing.assert_allclose(out, gelu @ w2, rtol=1e-4, atol=1e-5)
