@@ -27,11 +27,13 @@ from mlir.dialects import arith, func
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, register
 from pytc.passes.codegen.scalar import element_type
+from pytc.passes.common import walk
 from pytc.passes.common.analysis import UOP_PREFIX
 from pytc.passes.common.attributes import BUFFERIZE_DEVICE, REASON, Reason
+from pytc.passes.common.clone import clone, erase_dead
 from pytc.passes.common.devices import tensor_devices
 from pytc.passes.common.symbolic import Emitter, Lin, Range
-from pytc.passes.common.uops import isa, new_range, reduce_kind
+from pytc.passes.common.uops import defined_by, isa, new_range, reduce_kind
 from pytc.passes.common.uops import read as read_at
 from pytc.passes.common.walk import users
 
@@ -192,7 +194,51 @@ class Rangeifier:
       else: moved[axis] = Lin()
     body = yield op.operands[0], tuple(moved), valid
     if not ranges: return body
+    if len(ranges) == 1 and reduce_kind(op) is uop.ReduceKind.add and (picked := one_hot_pick(body, ranges[0])) is not None: return picked
     return uop.RangeReduceOp(reduce_kind(op), body, [r.value for r in ranges]).result
+
+
+def one_hot_pick(body: ir.Value, k: Range) -> ir.Value | None:
+  """A sum over `k` of where(p == k, v(k), 0), p not varying with k (tensor indexing, gather and embeddings are such
+  one-hot sums), as v(p) where 0 <= p < k's size and 0 elsewhere: one read instead of a loop over every candidate.
+  v is read at p clamped into the range, so a wild index reads inside the buffer; None if `body` is not of that form."""
+  cast = body.owner.opview if defined_by(body, uop.CastOp) else None
+  select = cast.operands[0] if cast else body
+  if not defined_by(select, uop.WhereOp) or not is_zero(select.owner.operands[2]): return None
+  if not defined_by(condition := select.owner.operands[0], uop.CmpeqOp): return None
+  a, b = condition.owner.operands
+  p = b if is_position(a, k.value) else a if is_position(b, k.value) else None
+  if p is None or not isinstance(p.type, ir.IntegerType) or k.value.owner in walk.cone(p, lambda v: False): return None
+  t = ir.IntegerType(p.type)
+  if k.size > 1 << (t.width - (0 if t.is_unsigned else 1)): return None  # k wraps around in p's type
+  def constant(n: int) -> ir.Value: return uop.ConstOp(t, ir.IntegerAttr.get(t, n)).result
+  def compare(x: ir.Value, y: ir.Value) -> ir.Value: return uop.CmpltOp(x, y).result
+  inside = compare(p, constant(k.size))
+  if not t.is_unsigned: inside = uop.AndOp(compare(constant(-1), p), inside).result
+  position = arith.index_cast(ir.IndexType.get(), uop.WhereOp(inside, p, constant(0)).result)
+  mapping, varying, value = {k.value: position}, {k.value}, select.owner.operands[1]
+  computation, needed = walk.cone(body, lambda v: False), set(walk.cone(value, lambda v: False))
+  for op in computation:
+    if any(v in varying for v in op.operands):
+      varying.update(op.results)
+      if op in needed: clone(op, mapping)
+  value = mapping.get(value, value)
+  picked = uop.WhereOp(inside, value, zero(value.type)).result
+  if cast: picked = uop.CastOp(body.type, picked).result
+  erase_dead([op for op in computation if op.results[0] in varying])  # the loop's body, its range last
+  return picked
+
+
+def is_position(value: ir.Value, k: ir.Value) -> bool:
+  """Whether `value` is the range `k` as an element (see to_element)."""
+  if defined_by(value, uop.CastOp): value = value.owner.operands[0]
+  return isinstance(value, ir.OpResult) and value.owner.name == "arith.index_cast" and value.owner.operands[0] == k
+
+
+def is_zero(value: ir.Value) -> bool:
+  if not defined_by(value, uop.ConstOp): return False
+  attr = value.owner.attributes["value"]
+  return (ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else ir.IntegerAttr(attr).value) == 0
 
 
 def zero(t: ir.Type) -> ir.Value:

@@ -12,7 +12,8 @@ side as one vector, and chunks run on separate cores (lanes = d, one chunk, wher
 axis is seen as (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum
 still reads whole rows in order. d is the largest divisor of the axis from 256 down to 8 that keeps the partials at
 most `max_partials` (default 2**22); without one the sum stays whole. The result, reshaped back, replaces the sum;
-its two reductions are marked `pytc.split` and not split again, so the pass is idempotent.
+its two reductions are marked `pytc.split` and not split again, so the pass is idempotent. A one-hot sum (a where
+selecting by a comparison with an iota: tensor indexing, gather) stays whole: pytc-rangeify makes it one read.
 """
 from math import prod
 
@@ -21,10 +22,11 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.passes import Count, Limit, functions_with, register
 from pytc.passes.common.attributes import SPLIT
-from pytc.passes.common.uops import reduce_kind
+from pytc.passes.common.uops import defined_by, reduce_kind
 from pytc.passes.scheduling.rangeify import array_attr, shape_of
 
 LANES = 16
+MOVES = (uop.ReshapeOp, uop.ExpandOp, uop.PermuteOp)
 
 
 def split_factor(source: list[int], axes: list[int], outputs: int, max_partials: int) -> tuple[int, int] | None:
@@ -35,8 +37,19 @@ def split_factor(source: list[int], axes: list[int], outputs: int, max_partials:
   return None
 
 
+def is_one_hot_sum(op: uop.ReduceOp) -> bool:
+  """Whether `op` sums a where whose condition compares (through movement ops) with an iota (through movement ops and
+  casts): the shape of the one-hot sums pytc-rangeify turns into reads."""
+  def through(value: ir.Value, kinds: tuple[type[ir.OpView], ...]) -> ir.Value:
+    while defined_by(value, *kinds): value = value.owner.operands[0]
+    return value
+  select = through(op.src, (uop.CastOp,))
+  if not defined_by(select, uop.WhereOp) or not defined_by(condition := through(select.owner.operands[0], MOVES), uop.CmpeqOp): return False
+  return any(defined_by(through(v, (*MOVES, uop.CastOp)), uop.IotaOp) for v in condition.owner.operands)
+
+
 def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
-  if SPLIT.get(op) or reduce_kind(op) is not uop.ReduceKind.add: return
+  if SPLIT.get(op) or reduce_kind(op) is not uop.ReduceKind.add or is_one_hot_sum(op): return
   source, result = shape_of(op.operands[0]), shape_of(op.results[0])
   outputs, axes = prod(result), sorted(array_attr(op, "axes"))
   if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return

@@ -603,3 +603,57 @@ func.func @sub_global_max(%a: tensor<8x16xf32>) {
   uop.sink %s : tensor<8x16xf32>
   return
 }
+
+// -----
+
+// A one-hot sum (t[idx] as tinygrad writes it: where(idx == iota, t, 0) summed over the iota's axis) is one read of t
+// at idx, clamped into the table, selected where 0 <= idx < 50; no reduction is left.
+// CHECK-LABEL: func.func @one_hot_sum
+// CHECK-NOT: uop.range reduce
+// CHECK-NOT: uop.range_reduce
+// CHECK: %[[P:.*]] = uop.index %arg1[%{{.*}}] : tensor<4xi32>
+// CHECK-DAG: %[[LOW:.*]] = uop.cmplt %{{.*}}, %[[P]] : i32
+// CHECK-DAG: %[[HIGH:.*]] = uop.cmplt %[[P]], %{{.*}} : i32
+// CHECK: %[[IN:.*]] = uop.and %[[LOW]], %[[HIGH]] : i1
+// CHECK: %[[CLAMPED:.*]] = uop.where %[[IN]], %[[P]], %{{.*}} : i32
+// CHECK: %[[AT:.*]] = arith.index_cast %[[CLAMPED]] : i32 to index
+// CHECK: %[[ROW:.*]] = uop.index %arg0[%[[AT]], %{{.*}}] : tensor<50x8xf32>
+// CHECK: uop.where %[[IN]], %[[ROW]], %{{.*}} : f32
+func.func @one_hot_sum(%t: tensor<50x8xf32>, %idx: tensor<4xi32>) {
+  %0 = uop.reshape %idx : tensor<4xi32> -> tensor<4x1xi32>
+  %1 = uop.expand %0 : tensor<4x1xi32> -> tensor<4x50xi32>
+  %2 = uop.iota 0 : tensor<50xi32>
+  %3 = uop.reshape %2 : tensor<50xi32> -> tensor<1x50xi32>
+  %4 = uop.expand %3 : tensor<1x50xi32> -> tensor<4x50xi32>
+  %5 = uop.cmpeq %1, %4 : tensor<4x50xi32>
+  %6 = uop.reshape %5 : tensor<4x50xi1> -> tensor<4x50x1xi1>
+  %7 = uop.expand %6 : tensor<4x50x1xi1> -> tensor<4x50x8xi1>
+  %8 = uop.reshape %t : tensor<50x8xf32> -> tensor<1x50x8xf32>
+  %9 = uop.expand %8 : tensor<1x50x8xf32> -> tensor<4x50x8xf32>
+  %10 = uop.const 0.000000e+00 : tensor<4x50x8xf32>
+  %11 = uop.where %7, %9, %10 : tensor<4x50x8xf32>
+  %12 = uop.reduce add %11 [1] : tensor<4x50x8xf32> -> tensor<4x1x8xf32>
+  uop.sink %12 : tensor<4x1x8xf32>
+  return
+}
+
+// -----
+
+// The same sum with the iota in i8 over 300 positions: the iota wraps around in i8, so the sum stays a loop.
+// CHECK-LABEL: func.func @one_hot_sum_wrapping
+// CHECK: uop.range_reduce add
+func.func @one_hot_sum_wrapping(%t: tensor<300xf32>, %idx: tensor<4xi8>) {
+  %0 = uop.reshape %idx : tensor<4xi8> -> tensor<4x1xi8>
+  %1 = uop.expand %0 : tensor<4x1xi8> -> tensor<4x300xi8>
+  %2 = uop.iota 0 : tensor<300xi8>
+  %3 = uop.reshape %2 : tensor<300xi8> -> tensor<1x300xi8>
+  %4 = uop.expand %3 : tensor<1x300xi8> -> tensor<4x300xi8>
+  %5 = uop.cmpeq %1, %4 : tensor<4x300xi8>
+  %8 = uop.reshape %t : tensor<300xf32> -> tensor<1x300xf32>
+  %9 = uop.expand %8 : tensor<1x300xf32> -> tensor<4x300xf32>
+  %10 = uop.const 0.000000e+00 : tensor<4x300xf32>
+  %11 = uop.where %5, %9, %10 : tensor<4x300xf32>
+  %12 = uop.reduce add %11 [1] : tensor<4x300xf32> -> tensor<4x1xf32>
+  uop.sink %12 : tensor<4x1xf32>
+  return
+}

@@ -49,3 +49,25 @@ func.func @whole(%a: tensor<64x512xf32>, %b: tensor<8192x4096xf32>, %c: tensor<6
   uop.sink %r, %s, %t, %u : tensor<64x1xf32>, tensor<8192x1xf32>, tensor<1xf32>, tensor<1xf32>
   return
 }
+
+// -----
+
+// A one-hot sum over 65536 positions (t[idx]) stays whole: pytc-rangeify makes it one read per output.
+// CHECK-LABEL: func.func @one_hot_sum
+// CHECK: uop.reduce add %{{.*}} [1] : tensor<4x65536xf32> -> tensor<4x1xf32>
+// CHECK-NOT: uop.reduce
+func.func @one_hot_sum(%t: tensor<65536xf32>, %idx: tensor<4xi32>) {
+  %0 = uop.reshape %idx : tensor<4xi32> -> tensor<4x1xi32>
+  %1 = uop.expand %0 : tensor<4x1xi32> -> tensor<4x65536xi32>
+  %2 = uop.iota 0 : tensor<65536xi32>
+  %3 = uop.reshape %2 : tensor<65536xi32> -> tensor<1x65536xi32>
+  %4 = uop.expand %3 : tensor<1x65536xi32> -> tensor<4x65536xi32>
+  %5 = uop.cmpeq %1, %4 : tensor<4x65536xi32>
+  %8 = uop.reshape %t : tensor<65536xf32> -> tensor<1x65536xf32>
+  %9 = uop.expand %8 : tensor<1x65536xf32> -> tensor<4x65536xf32>
+  %10 = uop.const 0.000000e+00 : tensor<4x65536xf32>
+  %11 = uop.where %5, %9, %10 : tensor<4x65536xf32>
+  %12 = uop.reduce add %11 [1] : tensor<4x65536xf32> -> tensor<4x1xf32>
+  uop.sink %12 : tensor<4x1xf32>
+  return
+}
