@@ -40,7 +40,7 @@ from pytc.passes.codegen.scalar import is_float
 from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
 
-PACK_BYTES = 1 << 17  # the largest panel (reduce ranges x one block of j) copied into a contiguous buffer
+PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copied into a contiguous stack buffer: an L2
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
