@@ -24,9 +24,9 @@ from pytc.dialects import uop
 from pytc.passes import range_size
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, weight
+from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
-from pytc.passes.common.uops import reduce_kind
+from pytc.passes.common.uops import defined_by, reduce_kind
 from pytc.passes.cpu.vectorize import pack_values, row_reductions, uniform_roots
 
 
@@ -51,6 +51,14 @@ class Tile:
 
 
 def is_uniform(value: Lanes) -> bool: return isinstance(value, ir.Value) and not isinstance(value.type, ir.VectorType)
+
+
+def transposable(value: ir.Value, k: ir.Value, j: ir.Value) -> bool:
+  """Whether `value` is a read contiguous along `k` that moves with `j` in another index: a panel of it is copied as
+  square tiles read along `k` and transposed in registers."""
+  if not defined_by(value, uop.IndexOp) or value.owner.opview.valid is not None: return False
+  *outer, last = value.owner.opview.indices
+  return last == k and any(uses_any(i, {j}) for i in outer) and not any(uses_any(i, {k}) for i in outer)
 
 
 def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.get(), value)
@@ -86,7 +94,25 @@ class VectorLowering(KernelLowering):
         self.scopes.append({j: Strided(arith.addi(j_start, index_constant(column)), 1)})
         vector.store(self.vector(self.emit(value)), panel, positions + [index_constant(column)])
         self.scopes.pop()
-    self.loop_nest(ranges, copy)
+
+    def copy_transposed(positions: list[ir.Value]) -> None:
+      k = ranges[-1]
+      loop = self.for_range(k, step=self.lanes)
+      with ir.InsertionPoint(loop.body):
+        start, element = loop.induction_variable, value.type
+        square = ir.VectorType.get([self.lanes, self.lanes], element)
+        for column in range(0, width, self.lanes):
+          tile = arith.constant(square, ir.DenseElementsAttr.get_splat(square, ir.FloatAttr.get(element, 0.0)))
+          for lane in range(self.lanes):
+            self.scopes.append({j: arith.addi(j_start, index_constant(column + lane)), k: Strided(start, 1)})
+            tile = vector.insert(self.vector(self.emit(value)), tile, [], [lane])
+            self.scopes.pop()
+          flipped = vector.transpose(square, tile, [1, 0])
+          for lane in range(self.lanes):
+            vector.store(vector.extract(flipped, [], [lane]), panel, positions + [arith.addi(start, index_constant(lane)), index_constant(column)])
+        scf.YieldOp([])
+    if transposable(value, ranges[-1], j) and range_size(ranges[-1]) % self.lanes == 0: self.loop_nest(ranges[:-1], copy_transposed)
+    else: self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
 
   def sum_row(self, reduction: uop.RangeReduceOp, cached: ir.Value, entry: ir.Block) -> None:

@@ -197,3 +197,28 @@ func.func @softmax_matmul(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: mem
   %e = uop.end %w over(%i, %j) : memref<4x16x1xf32>
   return
 }
+
+// -----
+
+// x @ w.T: the panel of w (k x 16 lanes of j) is read along k, where w is contiguous: per step of 8 along k, 8 vector
+// loads of 8 consecutive k (one per column j), transposed in registers into 8 vectors along j, stored as panel rows.
+// CHECK-LABEL: func.func @matmul_transposed(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<8x16xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<8x16xf32> {llvm.noalias}, %[[W:[a-z0-9]+]]: memref<16x16xf32>
+// CHECK: %[[PANEL:.*]] = memref.alloca() : memref<16x16xf32>
+// CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step %c8
+// CHECK-COUNT-8: vector.load %[[W]][%{{.*}}, %[[KP]]] : memref<16x16xf32>, vector<8xf32>
+// CHECK-COUNT-8: vector.from_elements
+// CHECK: vector.store %{{.*}}, %[[PANEL]][%[[KP]], %{{.*}}] : memref<16x16xf32>, vector<8xf32>
+// CHECK: math.fma
+func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: memref<16x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 16 id 2
+  %x = uop.index %a[%i, %k] : memref<8x16xf32>
+  %y = uop.index %w[%j, %k] : memref<16x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %st = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %st over(%i, %j) : memref<8x16xf32>
+  return
+}

@@ -82,12 +82,17 @@ def test_packed_panel_matches_unpacked() -> None:
   close(out.numpy(), a @ b)
 
 
-@pytest.mark.parametrize("m,k,n", [(32, 20, 24), (9, 64, 13)])
+@pytest.mark.parametrize("m,k,n", [(32, 20, 24), (9, 64, 13), (40, 3072, 48)])
 def test_transposed_weight_is_packed(m: int, k: int, n: int) -> None:
   x, w = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k)).astype(np.float32)
   out = Tensor(x) @ Tensor(w).T
   assert f"memref.alloca() : memref<{k}x{lanes_for(n) * min(2, n // lanes_for(n))}xf32>" in kernel_ir(out)
   close(out.numpy(), x @ w.T)
+
+
+def test_transposed_half_weight_tiles_read_every_element() -> None:
+  x, w = rng.standard_normal((24, 64)).astype(np.float16), rng.standard_normal((40, 64)).astype(np.float16)
+  np.testing.assert_allclose((Tensor(x) @ Tensor(w).T).numpy().astype(np.float32), x.astype(np.float32) @ w.astype(np.float32).T, rtol=2e-2, atol=0.1)
 
 
 @pytest.mark.parametrize("keys", [64, 20])
