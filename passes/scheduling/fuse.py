@@ -388,12 +388,17 @@ class Cutter:
 
   def hoisted_cost(self, v: ir.Value) -> int | None:
     """The op weight of `v`'s computation and the reads it uses, up to the row reductions a kernel over `v`'s ranges
-    computes before its loops; None if a reduction in it varies otherwise."""
+    computes before its loops; None if a reduction in it varies otherwise, or if storing it would take more elements
+    than the buffers it reads (a convolution's windows repeat their input: read back for every output channel, the copy
+    would cost more memory traffic than the recomputation)."""
     outer = [r for r in self.loops if r in self.ranges[v]]
     row = lambda u: isa(u.owner, uop.RangeReduceOp) and self.ranges[u] == set(outer[:len(self.ranges[u])])
     computation = walk.cone(v, lambda u: self.kind.get(u) != COMPUTED or row(u))
     if any(isa(c, uop.RangeReduceOp) for c in computation): return None
-    return weight(computation) + len({u for c in computation for u in c.operands if self.kind.get(u) == READ})
+    reads = {u for c in computation for u in c.operands if self.kind.get(u) == READ}
+    sources = {read.owner.operands[0] for read in reads}
+    if prod(range_size(r) for r in self.ranges[v]) > sum(prod(ir.ShapedType(b.type).shape) for b in sources): return None  # windows
+    return weight(computation) + len(reads)
 
   def describe(self, name: str, operands: list[ir.Value], result: ir.Value) -> None:
     """Record what an op's result is and the ranges it depends on (ops in a kernel have one result)."""

@@ -622,3 +622,27 @@ func.func @narrow_invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x32xf3
   uop.sink %out : tensor<64x32xf32>
   return
 }
+
+// -----
+
+// A 1-d convolution of exp2(a) with 256 output channels: exp2(a)[c, x + kx] does not vary with the channel loop %o, but
+// stored over (x, c, kx) it would be 3 times the size of a, read back for every output channel: it stays inline.
+// CHECK-LABEL: func.func @invariant_windows
+// CHECK-NOT: split
+// CHECK: uop.exp2
+// CHECK-NOT: split
+func.func @invariant_windows(%a: tensor<64x66xf32>, %w: tensor<256x64x3xf32>) {
+  %o = uop.range loop 256 id 0
+  %x = uop.range loop 64 id 1
+  %c = uop.range reduce 64 id 2
+  %kx = uop.range reduce 3 id 3
+  %at = arith.addi %x, %kx : index
+  %v = uop.index %a[%c, %at] : tensor<64x66xf32>
+  %e = uop.exp2 %v : f32
+  %y = uop.index %w[%o, %c, %kx] : tensor<256x64x3xf32>
+  %m = uop.mul %e, %y : f32
+  %sum = uop.range_reduce add %m over(%c, %kx) : f32
+  %out = uop.bufferize %sum over(%o, %x) {reason = "output"} : f32 -> tensor<256x64xf32>
+  uop.sink %out : tensor<256x64xf32>
+  return
+}
