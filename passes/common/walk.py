@@ -28,6 +28,16 @@ def cone(value: ir.Value, stop: Callable[[ir.Value], bool]) -> list[ir.Operation
   return dependencies(value.owner.operation, lambda op, v: not isinstance(v, ir.BlockArgument) and not stop(v))
 
 
+def dependent(ops: list[ir.Operation], values: list[ir.Value]) -> list[ir.Operation]:
+  """Those of `ops` (each after its operands) that depend on one of `values`, through the others."""
+  varying, found = set(values), []
+  for op in ops:
+    if any(v in varying for v in op.operands):
+      varying.update(op.results)
+      found.append(op)
+  return found
+
+
 def users(values: list[ir.Value], follow: Callable[[ir.Operation], bool]) -> Iterator[ir.Operation]:
   """Every op that uses `values` or, through the users `follow` accepts, their results; each once."""
   stack, seen = list(values), set()

@@ -58,16 +58,6 @@ def readers(bufferize: ir.Operation) -> list[ir.Operation]:
   return [use.owner.operation for use in bufferize.results[0].uses if isa(use.owner, uop.IndexOp)]
 
 
-def loop_dependent(ops: list[ir.Operation], loops: list[ir.Value]) -> list[ir.Operation]:
-  """Those of `ops` (each after its operands) that depend on one of `loops`, through the others."""
-  varying, found = set(loops), []
-  for op in ops:
-    if any(v in varying for v in op.operands):
-      varying.update(op.results)
-      found.append(op)
-  return found
-
-
 @dataclass
 class Kernel:
   """What the cost model knows of a materialization's computation, kept current as values are inlined into it."""
@@ -213,7 +203,7 @@ class Fuser:
 
   def inline_cloned(self, bufferize: ir.Operation, reading: list[ir.Operation], inlined: Kernel) -> None:
     source, *ranges = bufferize.operands
-    producer = loop_dependent(cone(source, self.materialized), [r for r in ranges if defined_by(r, uop.RangeOp)])
+    producer = walk.dependent(cone(source, self.materialized), [r for r in ranges if defined_by(r, uop.RangeOp)])
     own = Kernel.of(producer)  # what every copy recomputes; the rest every copy reads in place
     shared = Kernel(inlined.size - own.size, inlined.weight - own.weight, inlined.reductions - own.reductions, inlined.reads - own.reads)
     for reader in reading:

@@ -208,7 +208,10 @@ def one_hot_pick(body: ir.Value, k: Range) -> ir.Value | None:
   if not defined_by(condition := select.owner.operands[0], uop.CmpeqOp): return None
   a, b = condition.owner.operands
   p = b if is_position(a, k.value) else a if is_position(b, k.value) else None
-  if p is None or not isinstance(p.type, ir.IntegerType) or k.value.owner in walk.cone(p, lambda v: False): return None
+  if p is None or not isinstance(p.type, ir.IntegerType): return None
+  loop = walk.dependent(walk.cone(body, lambda v: False), [k.value])  # the loop's body: what varies with k
+  varying = {k.value} | {op.results[0] for op in loop}
+  if p in varying: return None
   t = ir.IntegerType(p.type)
   if k.size > 1 << (t.width - (0 if t.is_unsigned else 1)): return None  # k wraps around in p's type
   def constant(n: int) -> ir.Value: return uop.ConstOp(t, ir.IntegerAttr.get(t, n)).result
@@ -216,16 +219,12 @@ def one_hot_pick(body: ir.Value, k: Range) -> ir.Value | None:
   inside = compare(p, constant(k.size))
   if not t.is_unsigned: inside = uop.AndOp(compare(constant(-1), p), inside).result
   position = arith.index_cast(ir.IndexType.get(), uop.WhereOp(inside, p, constant(0)).result)
-  mapping, varying, value = {k.value: position}, {k.value}, select.owner.operands[1]
-  computation, needed = walk.cone(body, lambda v: False), set(walk.cone(value, lambda v: False))
-  for op in computation:
-    if any(v in varying for v in op.operands):
-      varying.update(op.results)
-      if op in needed: clone(op, mapping)
+  mapping, value = {k.value: position}, select.owner.operands[1]
+  for op in walk.cone(value, lambda v: v not in varying or v == k.value): clone(op, mapping)
   value = mapping.get(value, value)
   picked = uop.WhereOp(inside, value, zero(value.type)).result
   if cast: picked = uop.CastOp(body.type, picked).result
-  erase_dead([op for op in computation if op.results[0] in varying])  # the loop's body, its range last
+  erase_dead([k.value.owner, *loop])  # the loop's body, its range last
   return picked
 
 
