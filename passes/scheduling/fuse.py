@@ -21,6 +21,11 @@ one kernel. Removing a materialization can neither create a cycle nor raise peak
 producer into its consumers. Each kept candidate records why in a `fuse` attribute; `explain=1`
 (or DEBUG>=3) also prints every decision.
 
+Then, in a kernel with a reduction, a value computed in the reduction's body that a loop around it does not change (a
+GELU or a layernorm before a projection) is materialized when recomputing it for every block of BLOCK_REUSE columns costs
+more than a write and a read (`reason = "split"`, `fuse = "split: recomputed N extra times in a reduction"`), unless
+storing it would take more elements than the buffers it reads (a convolution's windows).
+
 Last, every kernel is bounded: one past `max_ops` op weight or reading more than `max_buffers` buffers (a long chain,
 a wide sum, a concatenation of many parts: LLVM's compile time grows faster than linearly with both) is cut into
 smaller ones, in one walk over its ops (see Cutter): values computed before a cut and used after it are materialized
@@ -164,7 +169,6 @@ class Fuser:
     rows = with_reason(Reason.REDUCE_EXPAND)
     for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place: restore_order(self.graph.regions[0].blocks[0])
-    hoist_invariants(self.graph, self.explain)
     bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
 
   def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
@@ -270,25 +274,19 @@ FREE, READ, COMPUTED = range(3)  # what a kernel's value is: index arithmetic, a
 MAX_SPLIT_ELEMENTS = 1 << 22  # a value inside a reduction's body is materialized over its reduce ranges too: at most this many elements
 
 
-def hoist_invariants(graph: ir.Operation, explain: bool) -> None:
-  """In every kernel with a reduction, materialize the values computed in a reduction's body that a loop around it does
-  not change, where recomputing them on each iteration of that loop costs more than a write and a read (see
-  Cutter.hoist): a GELU before a projection is then computed once per element, not once per column block."""
-  roots = [op.operation for op in graph.regions[0].blocks[0].operations if isinstance(op, uop.BufferizeOp)]
-  materialized = {op.results[0] for op in roots}
-  for root in roots:
-    ops = cone(root.operands[0], materialized)
-    if any(isa(op, uop.RangeReduceOp) for op in ops): Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain).hoist()
-
-
 def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: bool) -> None:
-  """Cut every kernel past `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones.
-  Almost every kernel is within both: it is only counted."""
+  """In every kernel with a reduction, materialize the values computed in its body that a loop around it does not change,
+  where recomputing them on each iteration of that loop costs more than a write and a read (Cutter.hoist: a GELU before a
+  projection is then computed once per element, not once per column block). Then cut every kernel past `max_ops` op
+  weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones. Almost every kernel is within both:
+  it is only counted."""
   roots = [op.operation for op in graph.regions[0].blocks[0].operations if isinstance(op, uop.BufferizeOp)]
   materialized = {op.results[0] for op in roots}
   for root in roots:
     if any(defined_by(r, uop.RangeOp) and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
     ops = cone(root.operands[0], materialized)
+    if any(isa(op, uop.RangeReduceOp) for op in ops) and Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain).hoist():
+      ops = cone(root.operands[0], materialized)
     if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if isa(op, uop.IndexOp)}) > max_buffers:
       Cutter(root, deepest_first(root.operands[0], ops), materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
 
@@ -356,12 +354,14 @@ class Cutter:
       print(f"pytc-fuse: left a part of {self.root.results[0].type} whole ({self.waited}): a value inside a reduction's body "
             f"(over {MAX_SPLIT_ELEMENTS} elements) or of index type cannot be materialized", file=sys.stderr)
 
-  def hoist(self) -> None:
+  def hoist(self) -> bool:
     """Materialize each value inside a reduction's body where it meets a loop range it does not depend on, when its op
     weight (reads included) times the extra column blocks of BLOCK_REUSE (a register block's width) that repeat it
     exceeds a write and a read. Reductions in its computation are computed once per row of the new kernel (they may
-    vary only with its outer loops) and are not counted; one varying with the reduction's own ranges keeps it inline."""
+    vary only with its outer loops) and are not counted; one varying with the reduction's own ranges keeps it inline.
+    Whether it materialized any."""
     users: dict[ir.Value, list[ir.Value]] = {}
+    hoisted = False
     for op in self.ops:
       self.describe(op.name, list(op.operands), op.results[0])
       for v in op.operands: users.setdefault(v, []).append(op.results[0])
@@ -375,6 +375,8 @@ class Cutter:
         if self.explain: print(f"pytc-fuse: hoist {v.type} (weight {cost}) out of {self.root.results[0].type}'s reduction: "
                                f"repeated {repeats} extra times", file=sys.stderr)
         self.materialize(v, self.position[v] + 1, f"recomputed {repeats} extra times in a reduction")
+        hoisted = True
+    return hoisted
 
   def hoisted_cost(self, v: ir.Value) -> int | None:
     """The op weight of `v`'s computation and the reads it uses, up to the row reductions a kernel over `v`'s ranges
