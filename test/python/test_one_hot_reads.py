@@ -86,3 +86,17 @@ def test_embedding_gradient_adds_the_rows_it_picked():
   expected = np.zeros_like(table)
   np.add.at(expected, index, weights)
   np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_empty_zero_d_and_size_one_indices_and_several_outputs_realized_together():
+  rng = np.random.default_rng(6)
+  table = rng.standard_normal((70000, 3)).astype(np.float32)
+  x, w = rng.standard_normal((16, 128)).astype(np.float32), rng.standard_normal((128, 256)).astype(np.float32)
+  t = Tensor(table)
+  empty, scalar, single = t[Tensor(np.zeros((0,), np.int32))], t[Tensor(np.array(-2, np.int32))], t[Tensor(np.array([[69999]], np.int32))]
+  projected = Tensor(x).exp() @ Tensor(w)
+  Tensor.realize(empty, scalar, single, projected)
+  assert empty.shape == (0, 3) and empty.numpy().shape == (0, 3)
+  np.testing.assert_array_equal(scalar.numpy(), table[-2])
+  np.testing.assert_array_equal(single.numpy(), table[[[69999]]])
+  np.testing.assert_allclose(projected.numpy(), np.exp(x) @ w, rtol=1e-4, atol=1e-3)
