@@ -355,6 +355,7 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   With `j` the only range, the parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
   extent of the outermost range, the points before the loops over `j` and over the group of `u` (there, values
   shared by the loop are computed; None: before the first inner loop) and the point inside."""
+  if j is not loops[-1]: return tile_loops_along(loops, bounds, j, u, width, rows)
   outer = [r for r in loops if r is not j] or [j]
   sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
   begin, end = bounds
@@ -381,6 +382,28 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   return starts, sizes[0], before, point
 
 
+def tile_loops_along(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int
+                     ) -> tuple[dict[ir.Value, ir.Value], int, dict[ir.Value | None, ir.InsertionPoint], ir.InsertionPoint]:
+  """The blocked loops of a kernel vectorized along an output range `j` other than its innermost: a parallel loop over
+  the blocks of `j` over `bounds`, inside it loops over the other output ranges (`u` by blocks of `rows`), so that
+  a panel packed before them serves every output of the block. Returns what tile_loops does."""
+  index, one = ir.IndexType.get(), index_constant(1)
+  parallel = scf.ParallelOp([], [bounds[0]], [bounds[1]], [one], [])
+  body = parallel.region.blocks.append(index)
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  point = ir.InsertionPoint.at_block_terminator(body)
+  with point: starts = {j: block_start(body.arguments[0], width, range_size(j))}
+  first = None
+  for r in [r for r in loops if r is not j]:
+    with point: loop = scf.ForOp(index_constant(0), index_constant(-(-range_size(r) // rows) if r is u else range_size(r)), one)
+    first = first or ir.InsertionPoint(loop.operation)
+    with ir.InsertionPoint(loop.body):
+      starts[r] = block_start(loop.induction_variable, rows, range_size(r)) if r is u else loop.induction_variable
+      scf.YieldOp([])
+    point = ir.InsertionPoint.at_block_terminator(loop.body)
+  return starts, -(-range_size(j) // width), {None: first, u: first}, point
+
+
 def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value],
                       entry: ir.Block, bounds: tuple[ir.Value, ir.Value]) -> int:
   """Emit the blocked loops (the outermost parallel range over `bounds`) and their vector body into `entry`; the extent
@@ -390,8 +413,8 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   tile = VECTOR.get(kernel)
   lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   stream = tile.get("stream", 0) == 1
-  j = loops[-1]
-  u = next((r for r in loops[:-1] if ir.IntegerAttr(r.owner.id).value == upcast), None)
+  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
+  u = next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == upcast), None)
   width = lanes * vectors
   starts, extent, before, point = tile_loops(loops, bounds, j, u, width, rows, group)
   reductions = [] if stream else top_level_reductions(stored.value)

@@ -24,7 +24,9 @@ aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where r
 lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream]}` (`upcast`
 is the id of `u`, -1 if none) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
-narrower than `lanes` keep scalar loops. A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
+narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
+convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
+blocks, the panel packed once per block, and the stores go lane by lane). A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
 lanes, vectors, rows and group, `pack = 0` to read in place, `vectorize = 0` to keep scalar loops.
 """
 import sys
@@ -110,40 +112,72 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
+def row_candidates(loops: list[ir.Value], j: ir.Value, reads: dict[uop.RangeReduceOp, list[uop.IndexOp]]) -> list[ir.Value]:
+  """The output ranges other than `j` that no read along `j` varies with: rows of such a range reuse each read."""
+  return [r for r in loops if r is not j and range_size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
+
+
+def varies_elsewhere(loops: list[ir.Value], j: ir.Value, reads: dict[uop.RangeReduceOp, list[uop.IndexOp]]) -> bool:
+  """Whether a read along `j` varies with another output range too: a panel of them serves only outputs that share it."""
+  return any(r is not j and range_size(r) > 1 and uses_any(read.results[0], {r}) for r in loops for rs in reads.values() for read in rs)
+
+
+def along_range(loops: list[ir.Value], reductions: list[uop.RangeReduceOp], lanes: int) -> ir.Value | None:
+  """The output range to vectorize along instead of the innermost, when that is narrower than even half-width vectors
+  (a convolution's 7x7 outputs) or its reads vary with another output range too (a convolution's input windows vary with
+  its rows: their panel would be packed again for each row) while this one's do not (its weights along the output
+  channels: one panel serves every output of a block of channels). It is at least `lanes` wide, the reductions vary
+  with it, its float reads along it fit a panel, and of several, the most outputs share its panel."""
+  narrow = range_size(loops[-1]) < min(lanes, 8)
+  if not narrow and not varies_elsewhere(loops, loops[-1], {n: varying_reads(n, loops[-1]) for n in reductions}): return None
+  best, reuse = None, 1
+  for r in loops[:-1]:
+    if range_size(r) < lanes or not any(uses_any(n.results[0], {r}) for n in reductions): continue
+    reads = {n: varying_reads(n, r) for n in reductions}
+    if not any(reads.values()) or not all(is_float(read.results[0].type) for rs in reads.values() for read in rs): continue
+    if any(panel_bytes(n, lanes) > PACK_BYTES for n, rs in reads.items() if rs) or (not narrow and varies_elsewhere(loops, r, reads)): continue
+    if (shared := prod(range_size(c) for c in row_candidates(loops, r, reads))) > reuse: best, reuse = r, shared
+  return best
+
+
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True, cores: int = 1,
                 prefer_vector: bool = False) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
-  if loops and 8 <= range_size(loops[-1]) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
-  if not loops or range_size(loops[-1]) < lanes: return None
+  if not loops: return None
   store = end.src.owner
   if isinstance(store.value, ir.BlockArgument): return None
   reductions = top_level_reductions(store.value)
-  if not any(uses_any(r.results[0], {loops[-1]}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
-  rows_only = set(loops[:-1])
+  j = loops[-1]
+  if allow_pack and (wide := along_range(loops, reductions, lanes)) is not None: j = wide
+  elif 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
+  if range_size(j) < lanes: return None
+  if not any(uses_any(r.results[0], {j}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
+  rows_only = set(loops) - {j}
   if not all(free_ranges(n) <= rows_only for n in row_reductions(reductions)): return None  # truly nested reductions
-  reads = {r: varying_reads(r, loops[-1]) for r in reductions}
+  reads = {r: varying_reads(r, j) for r in reductions}
   if not any(reads.values()): return None
   unroll = 0
-  if max(uniform_weight(r, loops[-1]) for r in reductions) >= WIDE_WEIGHT:
+  if max(uniform_weight(r, j) for r in reductions) >= WIDE_WEIGHT:
     if all(range_size(r.ranges[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
       unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
-  vectors = max(1, min(vectors, range_size(loops[-1]) // lanes))
-  candidates = [r for r in loops[:-1] if range_size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
+  vectors = max(1, min(vectors, range_size(j) // lanes))
+  candidates = row_candidates(loops, j, reads)
   pack = allow_pack and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
-  if not pack and not all(is_contiguous(read, loops[-1]) for rs in reads.values() for read in rs): return None
+  if not pack and not all(is_contiguous(read, j) for rs in reads.values() for read in rs): return None
+  along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
   if not candidates:
     # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one x)
     if LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER and not prefer_vector: return None
-    return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll}
+    return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll, **along}
   rows = min(rows, range_size(candidates[-1]))
   blocks = -(-range_size(candidates[-1]) // rows)
   slices = min(2 * cores, blocks) if cores > 1 and candidates[-1] is loops[0] else 1  # groups of the outermost range: work for every core
-  group = max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)
+  group = 1 if along else max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)
   upcast = ir.IntegerAttr(candidates[-1].owner.id).value
-  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll}
+  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll, **along}
 
 
 @register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)",

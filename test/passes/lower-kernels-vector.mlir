@@ -222,3 +222,55 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
   %e = uop.end %st over(%i, %j) : memref<8x16xf32>
   return
 }
+
+// -----
+
+// A convolution marked for vectors along its output channels (`along`, range id 0), which is not its innermost range:
+// the parallel loop runs over blocks of 16 channels (pytc.extent 1), the weights of a block are packed once into a
+// panel (input channels x window x 16 lanes), then loops over the output rows and blocks of 4 columns (5 columns: the
+// second block moved back) carry 8 accumulators through the window; the stores go lane by lane, one channel each.
+// CHECK-LABEL: func.func @conv_narrow(
+// CHECK-SAME: pytc.extent = 1 : i64
+// CHECK: %[[PANEL:.*]] = memref.alloca() : memref<4x3x3x16xf32>
+// CHECK: scf.parallel
+// CHECK-COUNT-3: scf.for
+// CHECK: vector.store %{{.*}}, %[[PANEL]]
+// CHECK: vector.store %{{.*}}, %[[PANEL]]
+// CHECK: scf.for %{{.*}} = %c0 to %c5 step %c1
+// CHECK-NEXT: scf.for %{{.*}} = %c0 to %c2 step %c1
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %[[PANEL]]
+// CHECK: math.fma {{.*}} : vector<8xf32>
+// CHECK-COUNT-64: memref.store {{.*}} : memref<16x5x5xf32>
+// CHECK-NOT: memref.store
+func.func @conv_narrow(%out: memref<16x5x5xf32>, %x: memref<4x5x5xf32>, %w: memref<16x4x3x3xf32>) attributes {pytc.kernel, pytc.vector = {along = 0 : i64, group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 2 : i64, vectors = 2 : i64}} {
+  %zero = uop.const 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %minus1 = arith.constant -1 : index
+  %last = arith.constant 4 : index
+  %o = uop.range loop 16 id 0
+  %y = uop.range loop 5 id 1
+  %x_ = uop.range loop 5 id 2
+  %c = uop.range reduce 4 id 3
+  %ky = uop.range reduce 3 id 4
+  %kx = uop.range reduce 3 id 5
+  %yk = arith.addi %y, %ky : index
+  %row = arith.addi %yk, %minus1 : index
+  %row_low = arith.cmpi sge, %row, %c0 : index
+  %row_high = arith.cmpi sle, %row, %last : index
+  %row_in = arith.andi %row_low, %row_high : i1
+  %xk = arith.addi %x_, %kx : index
+  %col = arith.addi %xk, %minus1 : index
+  %col_low = arith.cmpi sge, %col, %c0 : index
+  %col_high = arith.cmpi sle, %col, %last : index
+  %col_in = arith.andi %col_low, %col_high : i1
+  %in = arith.andi %row_in, %col_in : i1
+  %v = uop.index %x[%c, %row, %col] if %in : memref<4x5x5xf32>
+  %v0 = uop.where %in, %v, %zero : f32
+  %k = uop.index %w[%o, %c, %ky, %kx] : memref<16x4x3x3xf32>
+  %p = uop.mul %v0, %k : f32
+  %s = uop.range_reduce add %p over(%c, %ky, %kx) : f32
+  %st = uop.store %s, %out[%o, %y, %x_] : memref<16x5x5xf32>
+  %e = uop.end %st over(%o, %y, %x_) : memref<16x5x5xf32>
+  return
+}

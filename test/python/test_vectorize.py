@@ -1,5 +1,7 @@
 """Register-blocked vector kernels (pytc-vectorize + pytc-lower-kernels) compute what NumPy computes, on sizes that
 divide the blocks and sizes that leave partial blocks, and the kernels really are vector code."""
+import re
+
 import numpy as np
 import pytest
 
@@ -65,6 +67,30 @@ def test_conv2d_reads_padding_through_masks(padding: int, stride: int) -> None:
   want = np.einsum("ncwyx,ocw->noyx", windows, w.reshape(5, 3, 9))
   if stride == 1: assert "vector<8xf32>" in kernel_ir(out)  # 11 outputs per row
   close(out.numpy(), want)
+
+
+def conv_reference(x: np.ndarray, w: np.ndarray, stride: int, padding: int) -> np.ndarray:
+  k = w.shape[-1]
+  xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+  oh, ow = (xp.shape[2] - k) // stride + 1, (xp.shape[3] - k) // stride + 1
+  windows = np.stack([xp[:, :, ky:ky + stride * oh:stride, kx:kx + stride * ow:stride] for ky in range(k) for kx in range(k)], 2)
+  return np.einsum("ncwyx,ocw->noyx", windows, w.reshape(w.shape[0], w.shape[1], k * k))
+
+
+@pytest.mark.parametrize("n,c,o,hw,k,stride", [(1, 8, 40, 7, 3, 1), (2, 5, 24, 7, 3, 1), (1, 4, 16, 5, 1, 1), (1, 3, 32, 20, 7, 2),
+                                               (3, 6, 48, 30, 3, 1), (1, 16, 33, 9, 3, 2)])
+def test_conv2d_vectorized_along_output_channels(n: int, c: int, o: int, hw: int, k: int, stride: int) -> None:
+  """Narrow outputs, or input windows that vary with the output rows: the output channels are the lanes (their weights
+  packed once per block of channels), whole or partial blocks, with a bias, a residual and a relu after the sum."""
+  x, w = rng.standard_normal((n, c, hw, hw)).astype(np.float32), rng.standard_normal((o, c, k, k)).astype(np.float32)
+  conv = Tensor(x).conv2d(Tensor(w), padding=k // 2, stride=stride)
+  bias, residual = rng.standard_normal(o).astype(np.float32), rng.standard_normal(conv.shape).astype(np.float32)
+  out = (conv + Tensor(bias).reshape(1, o, 1, 1) + Tensor(residual)).relu()
+  code = kernel_ir(out)
+  panel = f"{c}x" if k == 1 else f"{c}x{k}x{k}x"  # input channels (and the window) by a block of output channels
+  lanes = Device["CPU"].target.vector_lanes
+  assert re.search(rf"memref.alloca\(\) : memref<{panel}({lanes}|{2 * lanes})xf32>", code) and "math.fma" in code
+  close(out.numpy(), np.maximum(conv_reference(x, w, stride, k // 2) + bias[:, None, None] + residual, 0))
 
 
 def test_max_reduction_and_column_sum() -> None:
