@@ -5,6 +5,7 @@
 - resnet18_b1, resnet18_b32: ResNet-18's forward at 224x224 on a batch of 1 and of 32, BatchNorm on its running statistics;
 - train_mlp: one training step of a 64-128-10 MLP on a batch of 64 (forward, cross-entropy, backward, Adam update), pytc plainly
   and under TinyJit (the batch handed over as new Tensors every call).
+The forwards run plainly and under TinyJit too (the input handed over as an argument, the weights captured).
 Every implementation gets the same float32 weights (NumPy, fixed seed). pytc is checked against torch eager first (the
 output; for train_mlp the weights after several steps from the same start on the same batches); a mismatch stops the run.
 Then the implementations run interleaved round by round (bench/timing.py). Per model: the median ms of each, pytc's time
@@ -125,6 +126,13 @@ def gpt2_forward(cfg: GPT2Config, p: dict, idx, ops: SimpleNamespace):
   return ops.linear(ops.layernorm(x, *affine(p, "ln_f")), p["wte"])
 
 
+def jitted(model: Callable, batch) -> Callable:
+  """A call of `model` on `batch` under TinyJit, the batch handed over as an argument (the weights are captured)."""
+  from pytc import TinyJit
+  step = TinyJit(lambda t: model(t).realize())
+  return lambda: step(batch)
+
+
 def gpt2_bench(cfg: GPT2Config = GPT2Config()) -> Bench:
   from pytc import Tensor
   weights = gpt2_params(cfg)
@@ -133,11 +141,12 @@ def gpt2_bench(cfg: GPT2Config = GPT2Config()) -> Bench:
   Tensor.realize(*ours.values())
   idx, ops = Tensor(tokens), pytc_ops()
   forward = lambda: gpt2_forward(cfg, ours, idx, ops).realize()
-  if not torch_available(): return Bench({"pytc": forward}, {}, lambda: None, first_call=True)
+  ours_calls = {"pytc": forward, "pytc+TinyJit": jitted(lambda t: gpt2_forward(cfg, ours, t, ops), idx)}
+  if not torch_available(): return Bench(ours_calls, {}, lambda: None, first_call=True)
   import torch
   theirs, ids, their_ops = {name: torch.from_numpy(a) for name, a in weights.items()}, torch.from_numpy(tokens.astype(np.int64)), torch_ops()
   peers = torch_peers(lambda t: gpt2_forward(cfg, theirs, t, their_ops), ids)
-  return Bench({"pytc": forward}, peers, lambda: compare("gpt2", forward().numpy(), peers["torch"]().numpy()), first_call=True)
+  return Bench(ours_calls, peers, lambda: compare("gpt2", forward().numpy(), peers["torch"]().numpy()), first_call=True)
 
 
 # ResNet-18
@@ -195,11 +204,12 @@ def resnet18_bench(batch: int) -> Bench:
   ops.bn = lambda t, p, name: norms[name](t)
   model = f"resnet18_b{batch}"
   forward = lambda: resnet18_forward(ours, x, ops).realize()
-  if not torch_available(): return Bench({"pytc": forward}, {}, lambda: None, first_call=batch == 1)
+  ours_calls = {"pytc": forward, "pytc+TinyJit": jitted(lambda t: resnet18_forward(ours, t, ops), x)}
+  if not torch_available(): return Bench(ours_calls, {}, lambda: None, first_call=batch == 1)
   import torch
   theirs, their_ops = {name: torch.from_numpy(a) for name, a in weights.items()}, torch_ops()
   peers = torch_peers(lambda t: resnet18_forward(theirs, t, their_ops), torch.from_numpy(images))
-  return Bench({"pytc": forward}, peers, lambda: compare(model, forward().numpy(), peers["torch"]().numpy()), first_call=batch == 1)
+  return Bench(ours_calls, peers, lambda: compare(model, forward().numpy(), peers["torch"]().numpy()), first_call=batch == 1)
 
 
 # one training step of an MLP

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, repr=False, eq=False)
 class DType:
   name: str
   itemsize: int
@@ -16,6 +16,11 @@ class DType:
   priority: int    # promotion order: bool < ints < floats
 
   def __repr__(self) -> str: return f"dtypes.{self.name}"
+  def __eq__(self, other: object) -> bool:  # hot (every op compares dtypes): the types are made once, so mostly identical
+    return self is other or (type(other) is DType and (self.name, self.itemsize, self.mlir) == (other.name, other.itemsize, other.mlir))
+  def __hash__(self) -> int: return hash(self.name)
+  @property
+  def is_fp8(self) -> bool: return self.name in FP8_NAMES
   @property
   def is_float(self) -> bool: return self.name in FLOAT_NAMES
   @property
@@ -42,7 +47,8 @@ class DType:
     return 2 ** (8 * self.itemsize) - 1 + self.min
 
 
-FLOAT_NAMES = frozenset({"fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz", "float16", "bfloat16", "float32", "float64"})
+FP8_NAMES = frozenset({"fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz"})
+FLOAT_NAMES = FP8_NAMES | {"float16", "bfloat16", "float32", "float64"}
 UNSIGNED_NAMES = frozenset({"uint8", "uint16", "uint32", "uint64"})
 INT_NAMES = UNSIGNED_NAMES | {"int8", "int16", "int32", "int64"}
 STRUCT_FORMATS = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16": "H", "int32": "i", "uint32": "I", "int64": "q",

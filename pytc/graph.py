@@ -73,17 +73,27 @@ def arg_key(arg: object) -> object:
 
 
 def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
+  """The node's leaves (its first source's, then those of the others not among them yet) and each source's wiring: None
+  when all sources with leaves have the same ones, else per source the positions of its leaves among the node's, except
+  for the first source with leaves: just their count (they are the node's first leaves, in order). (Hot: every node
+  with several sources.)"""
   if node.op == "buffer": return None, ()
-  with_leaves = [src for src in node.srcs if src.leaves]
-  if len(with_leaves) <= 1 or all(src.leaves == with_leaves[0].leaves for src in with_leaves):
-    leaves = with_leaves[0].leaves if with_leaves else ()
-    return leaves, tuple(None for _ in node.srcs)
-  position: dict[int, int] = {}
-  for src in with_leaves:
-    for leaf in src.leaves: position.setdefault(id(leaf), len(position))
-  merged = {id(leaf): leaf for src in with_leaves for leaf in src.leaves}
-  leaves = tuple(sorted(merged.values(), key=lambda leaf: position[id(leaf)]))
-  return leaves, tuple(tuple(position[id(leaf)] for leaf in src.leaves) for src in node.srcs)
+  per_source = [src.leaves for src in node.srcs]
+  first, first_source = (), -1
+  for i, leaves in enumerate(per_source):
+    if not leaves: continue
+    if first_source < 0: first, first_source = leaves, i
+    elif leaves != first: break
+  else: return first, (None,) * len(per_source)  # one set of leaves, shared by every source that has some
+  position = dict(zip(map(id, first), range(len(first))))
+  added = []
+  for leaves in per_source[first_source + 1:]:
+    for leaf in leaves:
+      if id(leaf) not in position:
+        position[id(leaf)] = len(position)
+        added.append(leaf)
+  wiring = tuple(len(first) if i == first_source else tuple([position[id(leaf)] for leaf in leaves]) for i, leaves in enumerate(per_source))
+  return first + tuple(added), wiring
 
 
 def structure_of(outputs: list[LazyOp]) -> tuple[tuple[LazyOp, ...], int]:

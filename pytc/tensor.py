@@ -156,12 +156,12 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   # *** graph building ***
 
   def _unary(self, op: str, dtype: DType | None = None) -> Tensor:
-    if self.dtype in dtypes.fp8s and op not in ("cast", "bitcast"): raise TypeError(fp8_storage_only(op, self.dtype))
+    if self.dtype.is_fp8 and op not in ("cast", "bitcast"): raise TypeError(fp8_storage_only(op, self.dtype))
     return Tensor(LazyOp(op, dtype or self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    if (fp8 := next((t.dtype for t in (self, other) if isinstance(t, Tensor) and t.dtype in dtypes.fp8s), None)) is not None:
-      raise TypeError(fp8_storage_only("arithmetic", fp8))
+    if self.dtype.is_fp8 or (isinstance(other, Tensor) and other.dtype.is_fp8):
+      raise TypeError(fp8_storage_only("arithmetic", self.dtype if self.dtype.is_fp8 else other.dtype))
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
       dtype = least_upper_dtype(self.dtype, other.dtype)
@@ -187,8 +187,8 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def cast(self, dtype: DType | str) -> Tensor:
     if not isinstance(dtype, DType | str): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
     if (dtype := to_dtype(dtype)) == self.dtype: return self
-    if self.dtype in dtypes.fp8s: return fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype)
-    if dtype in dtypes.fp8s: return float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype)
+    if self.dtype.is_fp8: return fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype)
+    if dtype.is_fp8: return float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype)
     return self._unary("cast", dtype)
   def bitcast(self, dtype: DType | str) -> Tensor:
     dtype = to_dtype(dtype)

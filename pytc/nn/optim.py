@@ -114,11 +114,12 @@ class LAMB(Optimizer):
 
   def updates(self) -> list[tuple[Tensor, Tensor]]:
     t = self.t + 1
-    result = [(self.t, t)]
+    result, m_scale, v_scale = [(self.t, t)], 1 - self.b1 ** t, 1 - self.b2 ** t  # the moments' bias corrections, shared
     for p, m, v in zip(self.params, self.m, self.v):
       g = p.grad.detach()
       new_m, new_v = m * self.b1 + g * (1 - self.b1), v * self.b2 + g * g * (1 - self.b2)
-      step = (new_m / (1 - self.b1 ** t)) / ((new_v / (1 - self.b2 ** t)).sqrt() + self.eps) + self.weight_decay * p.detach()
+      step = (new_m / m_scale) / ((new_v / v_scale).sqrt() + self.eps)
+      if self.weight_decay: step = step + self.weight_decay * p.detach()
       if not self.adam:
         weight_norm, step_norm = p.detach().square().sum().sqrt(), step.square().sum().sqrt()
         step = step * ((weight_norm > 0) & (step_norm > 0)).where(weight_norm / step_norm, 1.0)

@@ -1,6 +1,8 @@
 """The Tensor frontend: creation, same-shape elementwise math against NumPy, realize and errors."""
+import copy
 import gc
 import os
+import pickle
 import subprocess
 import sys
 
@@ -266,6 +268,15 @@ def test_half_precision_arithmetic():
                                           (dtypes.bool, dtypes.int32, dtypes.int32), (dtypes.int32, dtypes.float16, dtypes.float16)], ids=str)
 def test_dtype_promotion_follows_tinygrads_lattice(a, b, result):
   assert (Tensor([1, 2], dtype=a) + Tensor([3, 4], dtype=b)).dtype == result
+
+
+def test_dtypes_copied_or_pickled_stay_equal_and_keep_their_hash():
+  for dtype in dtypes.all:
+    for twin in (copy.deepcopy(dtype), pickle.loads(pickle.dumps(dtype))):
+      assert twin == dtype and hash(twin) == hash(dtype) and twin in {dtype} and twin in dtypes.all
+      assert Tensor([1, 0], dtype=dtype).cast(twin).dtype == dtype and Tensor([1, 0], dtype=twin).tolist() == Tensor([1, 0], dtype=dtype).tolist()
+  assert dtypes.float32 != dtypes.int32 and dtypes.float32 != "float32" and dtypes.uint8 != dtypes.fp8e4m3
+  assert [t for t in dtypes.all if t.is_fp8] == list(dtypes.fp8s)
 
 
 def test_scalar_promotion():
