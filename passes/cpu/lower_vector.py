@@ -7,7 +7,8 @@ loop-carried values (registers), a float sum of products accumulating with fma, 
 packed once per group of `u` blocks; the epilogue computes and stores the output vectors. In stream mode
 (elementwise work along `j`) the reductions, which vary only with the outer ranges, are computed once per
 outer iteration before the loop along `j`; a float row sum whose body the output computes again keeps it in a
-row buffer. While emitting, a value is uniform (a scalar: it does not depend on `j`), `Strided` (index lanes
+row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is vector code
+too (reduce_row). While emitting, a value is uniform (a scalar: it does not depend on `j`), `Strided` (index lanes
 base + stride * lane, kept symbolic so a read along `j` becomes one vector load), or a vector. Reads
 contiguous along `j` become `vector.load` (`vector.maskedload` when padding gates them); any other varying read
 or write goes lane by lane. Stores along `j` are aligned when rows are a multiple of the lanes, and
@@ -22,12 +23,13 @@ from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.dialects import uop
 from pytc.passes import range_size
+from pytc.passes.codegen import kernel_lowering
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import pack_values, row_reductions, uniform_roots
+from pytc.passes.cpu.vectorize import is_contiguous, pack_values, row_reductions, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,43 @@ class VectorLowering(KernelLowering):
     self.scopes[-1][reduction.result] = vector.reduction(element, vector.CombiningKind.ADD, loop.results[0],
                                                              fastmath=ir.Attribute.parse("#arith.fastmath<reassoc>"))
     self.row_cache[cached] = row
+
+  def emit_reduce(self, op: uop.RangeReduceOp) -> ir.Value:
+    return row if (row := self.reduce_row(op)) is not None else super().emit_reduce(op)
+
+  def reduce_row(self, reduction: uop.RangeReduceOp) -> ir.Value | None:
+    """A float sum or max over one range, as long as a multiple of the lanes, whose reads move along it contiguously
+    (a row's mean or max), as vector code: `lanes` partial results across the range, then across the lanes; None when
+    the reduction is not such."""
+    kind, element, (k, *others) = reduce_kind(reduction), reduction.result.type, reduction.ranges
+    if others or kind not in (uop.ReduceKind.add, uop.ReduceKind.max) or element not in (ir.F32Type.get(), ir.F64Type.get()):
+      return None
+    moving = [op for op in computation(reduction.src) if isinstance(op, (uop.IndexOp, uop.RangeReduceOp)) and uses_any(op.results[0], {k})]
+    if range_size(k) % self.lanes or any(not isinstance(op, uop.IndexOp) or op.valid is not None or not is_contiguous(op, k) for op in moving):
+      return None
+    for invariant in kernel_lowering.invariant_reductions(reduction): self.emit(invariant.result)
+    reassoc, ignoring_nan = ir.Attribute.parse("#arith.fastmath<reassoc>"), ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
+    is_max, flags = kind == uop.ReduceKind.max, ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1))
+    parts = next(p for p in (4, 2, 1) if range_size(k) % (p * self.lanes) == 0)  # independent partial results: no latency chain
+    starts = [vector.broadcast(self.vector_type(element), reduce_identity(kind, element))] * parts
+    if is_max: starts += [arith.constant(flags, ir.DenseElementsAttr.get_splat(flags, ir.BoolAttr.get(False)))] * parts
+    loop = scf.ForOp(index_constant(0), index_constant(range_size(k)), index_constant(parts * self.lanes), starts)
+    with ir.InsertionPoint(loop.body):
+      accs, results = list(loop.inner_iter_args), []
+      for part in range(parts):
+        self.scopes.append({k: Strided(arith.addi(loop.induction_variable, index_constant(part * self.lanes)), 1)})
+        lanes = self.vector(self.emit(reduction.src))
+        self.scopes.pop()
+        if not is_max: results.append(arith.addf(accs[part], lanes, fastmath=reassoc))
+        else:  # as the scalar loops: a plain max that may drop NaNs beside a flag of whether one was seen
+          results.append(arith.maximumf(accs[part], lanes, fastmath=ignoring_nan))
+          accs[parts + part] = arith.ori(accs[parts + part], arith.cmpf(arith.CmpFPredicate.UNO, lanes, lanes))
+      scf.YieldOp(results + accs[parts:])
+    partial = list(loop.results)
+    if not is_max: return vector.reduction(element, vector.CombiningKind.ADD, combined(partial, arith.addf, reassoc), fastmath=reassoc)
+    largest = vector.reduction(element, vector.CombiningKind.MAXIMUMF, combined(partial[:parts], arith.maximumf, ignoring_nan), fastmath=ignoring_nan)
+    nan_seen = vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, combined(partial[parts:], arith.ori))
+    return arith.select(nan_seen, constant(element, float("nan")), largest)
 
   def loop_nest(self, ranges: list[ir.Value], body: Callable[[list[ir.Value]], None], positions: tuple[ir.Value, ...] = ()) -> None:
     """scf.for loops over `ranges` (each mapped to its induction variable) around `body(induction variables)`."""
@@ -306,6 +345,14 @@ class VectorLowering(KernelLowering):
     else: result = combine(kind, element, acc, self.vector(self.emit(reduction.src)))
     self.scopes.pop()
     return result
+
+
+def combined(values: list[ir.Value], op: Callable, fastmath: ir.Attribute | None = None) -> ir.Value:
+  """The values combined pairwise by `op`."""
+  while len(values) > 1:
+    pairs = [op(a, b, fastmath=fastmath) if fastmath else op(a, b) for a, b in zip(values[::2], values[1::2])]
+    values = pairs + values[len(pairs) * 2:]
+  return values[0]
 
 
 def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value]) -> bool:

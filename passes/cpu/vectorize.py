@@ -21,8 +21,8 @@ loads and stores along `j`, the reductions computed once per row before the loop
 body the output also computes along `j`, like softmax's exponentials, as vector code that keeps that body in a
 row buffer for the loop along `j` to read back), and stores
 aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where rows are a multiple of the
-lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream]}` (`upcast`
-is the id of `u`, -1 if none) and
+lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream][, along]}` (`upcast`
+is the id of `u`, -1 if none; `along` the id of `j` when it is not the innermost output range) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
@@ -163,14 +163,17 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
       unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, range_size(j) // lanes))
+  if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
+    vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= PACK_BYTES for r, rs in reads.items() if rs)])
   candidates = row_candidates(loops, j, reads)
   pack = allow_pack and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   if not pack and not all(is_contiguous(read, j) for rs in reads.values() for read in rs): return None
   along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
   if not candidates:
-    # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one x)
-    if LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER and not prefer_vector: return None
+    # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one
+    # x), unless one block spans `j`: then the vector loop reads in order too, its accumulators in registers (16 columns summed)
+    if LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER and not prefer_vector and range_size(j) > lanes * vectors: return None
     return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll, **along}
   rows = min(rows, range_size(candidates[-1]))
   blocks = -(-range_size(candidates[-1]) // rows)

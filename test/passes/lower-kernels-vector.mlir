@@ -101,14 +101,19 @@ func.func @prologue(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x
 
 // -----
 
-// Stream mode (elementwise along j, the reduction varying only with the row): the max runs as scalar loops once per
-// row, before the loop over blocks of j; loads and stores are vectors, the stores aligned to the vector (the row is a
-// multiple of the lanes).
+// Stream mode (elementwise along j, the reduction varying only with the row): the max runs once per row, before the
+// loop over blocks of j, as vector code: 4 vectors of the row (its 32 elements: one step) kept apart, each a plain max
+// beside a NaN-seen flag, combined pairwise, then across the lanes; loads and stores are vectors, the stores aligned
+// to the vector (the row is a multiple of the lanes).
 // CHECK-LABEL: func.func @sub_row_max(
 // CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<4x32xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<4x32xf32>
 // CHECK: scf.parallel (%[[I:[a-z0-9]+]]) =
-// CHECK-NEXT: %[[MAX:.*]]:2 = scf.for
-// CHECK: %[[ROWMAX:.*]] = arith.select %[[MAX]]#1
+// CHECK-COUNT-4: vector.load %[[IN]][%[[I]], %{{.*}}] : memref<4x32xf32>, vector<8xf32>
+// CHECK-COUNT-3: arith.maximumf {{.*}} fastmath<reassoc,nnan> : vector<8xf32>
+// CHECK-NEXT: %[[LARGEST:.*]] = vector.reduction <maximumf>
+// CHECK-COUNT-3: arith.ori {{.*}} : vector<8xi1>
+// CHECK-NEXT: %[[SEEN:.*]] = vector.reduction <or>
+// CHECK-NEXT: %[[ROWMAX:.*]] = arith.select %[[SEEN]], %{{.*}}, %[[LARGEST]] : f32
 // CHECK-NEXT: scf.for %[[B:[a-z0-9]+]] =
 // CHECK: %[[X:.*]] = vector.load %[[IN]][%[[I]], %{{.*}}] : memref<4x32xf32>, vector<8xf32>
 // CHECK: vector.store %{{.*}}, %[[OUT]][%[[I]], %{{.*}}] {alignment = 32 : i64} : memref<4x32xf32>, vector<8xf32>
@@ -164,12 +169,12 @@ func.func @softmax(%out: memref<4x16xf32>, %x: memref<4x16xf32>) attributes {pyt
 
 // -----
 
-// Attention's shape, register-blocked with the row max and sum inside: they are computed once per tile row (scalar
-// loops, 4 rows), before the loop that accumulates the 4 x 2 output vectors.
+// Attention's shape, register-blocked with the row max and sum inside: they are computed once per tile row (vector
+// code along the row, 4 rows), before the loop that accumulates the 4 x 2 output vectors.
 // CHECK-LABEL: func.func @softmax_matmul(
-// CHECK-COUNT-4: scf.for {{.*}} -> (f32, i1)
+// CHECK-COUNT-4: vector.reduction <maximumf>
 // CHECK: math.fma {{.*}} : vector<8xf32>
-// CHECK-NOT: -> (f32, i1)
+// CHECK-NOT: vector.reduction <maximumf>
 // CHECK: return
 func.func @softmax_matmul(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: memref<8x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 1 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
   %c0 = arith.constant 0 : index

@@ -200,3 +200,34 @@ def test_random_shapes_through_the_vector_paths(seed: int) -> None:
   ]
   out, want = cases[seed % len(cases)]
   close(out.numpy(), want)
+
+
+@pytest.mark.parametrize("cols", [16, 48, 64, 128, 40])
+def test_row_max_and_sum_as_vector_code_keep_nan_inf_and_signed_zero(cols: int) -> None:
+  """Rows of a multiple of the lanes reduce as vectors (partial maxima beside a NaN flag, partial sums), others as scalar
+  loops: a NaN anywhere in a row makes its max NaN, infinities and -0.0 come through, sums match NumPy's."""
+  x = rng.standard_normal((6, cols)).astype(np.float32)
+  x[1, cols - 1], x[2, 0], x[3, :] = np.nan, np.inf, -0.0
+  x[4, cols // 2] = -np.inf
+  x[5, :] = -3e38
+  t = Tensor(x)
+  with np.errstate(invalid="ignore"): np.testing.assert_array_equal((t - t.max(1, keepdim=True)).numpy(), x - x.max(1, keepdims=True))
+  assert np.signbit(t.max(1).numpy()[3]) and t.max(1).numpy()[2] == np.inf and t.max(1).numpy()[5] == np.float32(-3e38)
+  centered = (t - t.mean(1, keepdim=True)).numpy()
+  close(centered[0], x[0] - x[0].mean())
+  with np.errstate(over="ignore"): np.testing.assert_array_equal(centered[5], x[5] - x[5].mean(dtype=np.float32))  # the sum overflows
+  finite = rng.standard_normal((64, cols)).astype(np.float32)
+  exp = np.exp(finite - finite.max(1, keepdims=True))
+  close(Tensor(finite).softmax(1).numpy(), exp / exp.sum(1, keepdims=True))
+  close(Tensor(finite).layernorm(1).numpy(), (finite - finite.mean(1, keepdims=True)) / np.sqrt(finite.var(1, keepdims=True) + 1e-5))
+
+
+@pytest.mark.parametrize("rows,cols", [(4096, 16), (5000, 32), (3000, 8), (2048, 17)])
+def test_narrow_column_sums_as_one_vector_block(rows: int, cols: int) -> None:
+  """A column sum whose columns fit one vector block keeps its accumulators in registers and reads the rows in order."""
+  x = rng.standard_normal((rows, cols)).astype(np.float32)
+  x[7, 3] = np.inf
+  out = Tensor(x).sum(0)
+  if cols in (lanes_for(cols), 2 * lanes_for(cols)): assert "vector.load" in kernel_ir(out)
+  np.testing.assert_allclose(out.numpy(), x.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+  np.testing.assert_array_equal(Tensor(x).max(0).numpy(), x.max(0))
