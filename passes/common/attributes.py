@@ -213,11 +213,12 @@ LOOP_ORDER = declare(Attribute(
   "where the kernel's reductions loop (absent: innermost)", _kernel, "kernels"))
 VECTOR = declare(Attribute(
   "pytc.vector", FUNC, IntDict({"lanes": Within(1, 64, power_of_two=True), "vectors": Within(1), "rows": Within(1), "group": Within(1),
-                                "upcast": Within(-1), "pack": Within(0, 1), "unroll": Within(0, 1)}, {"stream": Within(1, 1), "along": Within(0)}),
+                                "upcast": Within(-1), "pack": Within(0, 1), "unroll": Within(0, 1)},
+                               {"stream": Within(1, 1), "along": Within(0), "across": Within(1, 1)}),
   ("pytc-vectorize",), ("pytc-lower-kernels",),
   "the kernel's vector tile: lanes x vectors accumulators for rows of range id upcast (-1: none), groups of blocks, packed "
   "panel, body unrolled along the reduce range; stream: elementwise vectors along the row; along: the range id of the output range in "
-  "the lanes (absent: the innermost)", _kernel, "kernels"))
+  "the lanes (absent: the innermost); across: scalar loops over the outputs, each reduction vector code along its row", _kernel, "kernels"))
 TUNE = declare(Attribute(
   "pytc.tune", FUNC, IntDict({}, {"vectorize": Within(0, 1), "lanes": Within(1, 64, power_of_two=True), "vectors": Within(1, 16),
                                   "rows": Within(1, 64), "group": Within(1, 4096), "pack": Within(0, 1), "reduce_outer": Within(0, 1),

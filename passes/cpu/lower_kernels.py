@@ -77,7 +77,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   tile = VECTOR.get(kernel)
   lowering = VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"]) if tile else KernelLowering(dict(zip(params, entry.arguments)))
   with ir.InsertionPoint(entry):
-    extent = (lower_vector_body if tile else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry, bounds)
+    extent = (lower_vector_body if tile and not tile.get("across") else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry, bounds)
     func.ReturnOp([])
   KERNEL.set(lowered)
   if TUNE.has(kernel): TUNE.set(lowered, TUNE.get(kernel))

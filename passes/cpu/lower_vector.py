@@ -29,7 +29,7 @@ from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, s
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import is_contiguous, pack_values, row_reductions, uniform_roots
+from pytc.passes.cpu.vectorize import pack_values, row_reducible, row_reductions, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -142,12 +142,8 @@ class VectorLowering(KernelLowering):
     """A float sum or max over one range, as long as a multiple of the lanes, whose reads move along it contiguously
     (a row's mean or max), as vector code: `lanes` partial results across the range, then across the lanes; None when
     the reduction is not such."""
-    kind, element, (k, *others) = reduce_kind(reduction), reduction.result.type, reduction.ranges
-    if others or kind not in (uop.ReduceKind.add, uop.ReduceKind.max) or element not in (ir.F32Type.get(), ir.F64Type.get()):
-      return None
-    moving = [op for op in computation(reduction.src) if isinstance(op, (uop.IndexOp, uop.RangeReduceOp)) and uses_any(op.results[0], {k})]
-    if range_size(k) % self.lanes or any(not isinstance(op, uop.IndexOp) or op.valid is not None or not is_contiguous(op, k) for op in moving):
-      return None
+    if not row_reducible(reduction, self.lanes): return None
+    kind, element, k = reduce_kind(reduction), reduction.result.type, reduction.ranges[0]
     for invariant in kernel_lowering.invariant_reductions(reduction): self.emit(invariant.result)
     reassoc, ignoring_nan = ir.Attribute.parse("#arith.fastmath<reassoc>"), ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
     is_max, flags = kind == uop.ReduceKind.max, ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1))
@@ -281,6 +277,7 @@ class VectorLowering(KernelLowering):
   def store(self, op: uop.StoreOp) -> None:
     if is_empty(op.dst.type): return
     indices = list(op.indices)
+    if all(is_uniform(self.emit(v)) for v in [op.value, *indices]): return super().store(op)  # one element (scalar loops: `across`)
     lanes = self.vector(self.emit(op.value))
     buffer, positions = self.without_unit_tail(self.emit(op.dst), [self.emit(i) for i in indices])
     stored = store(op.value.type, lanes)

@@ -21,12 +21,14 @@ loads and stores along `j`, the reductions computed once per row before the loop
 body the output also computes along `j`, like softmax's exponentials, as vector code that keeps that body in a
 row buffer for the loop along `j` to read back), and stores
 aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where rows are a multiple of the
-lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream][, along]}` (`upcast`
-is the id of `u`, -1 if none; `along` the id of `j` when it is not the innermost output range) and
+lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream][, along][, across]}`
+(`upcast` is the id of `u`, -1 if none; `along` the id of `j` when it is not the innermost output range) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
-blocks, the panel packed once per block, and the stores go lane by lane). A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
+blocks, the panel packed once per block, and the stores go lane by lane). A kernel left to scalar loops whose
+reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: its outputs stay scalar loops and
+each reduction becomes vector code along its row. A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
 lanes, vectors, rows and group, `pack = 0` to read in place, `vectorize = 0` to keep scalar loops.
 """
 import sys
@@ -41,6 +43,7 @@ from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.codegen.scalar import is_float
 from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
+from pytc.passes.common.uops import reduce_kind
 
 PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copied into a contiguous stack buffer: an L2
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
@@ -140,6 +143,26 @@ def along_range(loops: list[ir.Value], reductions: list[uop.RangeReduceOp], lane
   return best
 
 
+def row_reducible(reduction: uop.RangeReduceOp, lanes: int) -> bool:
+  """Whether the reduction is a float sum or max over one range, as long as a multiple of the lanes, whose reads move
+  along it contiguously and ungated (a row's mean or max): vector code along the range computes it."""
+  kind, element, (k, *others) = reduce_kind(reduction), reduction.result.type, reduction.ranges
+  if others or kind not in (uop.ReduceKind.add, uop.ReduceKind.max) or element not in (ir.F32Type.get(), ir.F64Type.get()) or range_size(k) % lanes:
+    return False
+  moving = [op for op in computation(reduction.src) if isinstance(op, (uop.IndexOp, uop.RangeReduceOp)) and uses_any(op.results[0], {k})]
+  return all(isinstance(op, uop.IndexOp) and op.valid is None and is_contiguous(op, k) for op in moving)
+
+
+def choose_across(kernel: ir.Operation, lanes: int) -> dict[str, int] | None:
+  """A kernel left to scalar loops whose reductions all reduce rows (1M sums of 16 contiguous floats): its outputs stay
+  scalar loops, each reduction vector code along its row (`across = 1`)."""
+  end = kernel_end(kernel)
+  if isinstance(end.src.owner.value, ir.BlockArgument) or LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER: return None
+  reductions = top_level_reductions(end.src.owner.value)
+  if not reductions or not all(row_reducible(r, lanes) for r in reductions): return None
+  return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
+
+
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True, cores: int = 1,
                 prefer_vector: bool = False) -> dict[str, int] | None:
   end = kernel_end(kernel)
@@ -194,5 +217,6 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), bool(tune.get("pack", 1)), 1 if "group" in tune else cores, tune.get("vectorize") == 1)
+    if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

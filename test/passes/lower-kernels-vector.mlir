@@ -279,3 +279,28 @@ func.func @conv_narrow(%out: memref<16x5x5xf32>, %x: memref<4x5x5xf32>, %w: memr
   %e = uop.end %st over(%o, %y, %x_) : memref<16x5x5xf32>
   return
 }
+
+// -----
+
+// Sums of rows of 16 (`across`): a scalar parallel loop over the rows; each row's 2 vectors of 8 are loaded into 2
+// partial sums, added and summed across the lanes, and the sum is stored once.
+// CHECK-LABEL: func.func @row_sum(
+// CHECK: scf.parallel (%[[I:[a-z0-9]+]]) =
+// CHECK-NEXT: vector.load %{{.*}}[%[[I]], %c0] : memref<4x16xf32>, vector<8xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: vector.load %{{.*}}[%[[I]], %c8] : memref<4x16xf32>, vector<8xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: %[[AB:.*]] = arith.addf %{{.*}}, %{{.*}} fastmath<reassoc> : vector<8xf32>
+// CHECK-NEXT: %[[S:.*]] = vector.reduction <add>, %[[AB]] fastmath<reassoc> : vector<8xf32> into f32
+// CHECK-NEXT: memref.store %[[S]], %{{.*}}[%[[I]], %c0] : memref<4x1xf32>
+// CHECK-NEXT: scf.reduce
+func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %k = uop.range reduce 16 id 1
+  %v = uop.index %x[%i, %k] : memref<4x16xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %c0] : memref<4x1xf32>
+  %e = uop.end %w over(%i) : memref<4x1xf32>
+  return
+}

@@ -10,7 +10,7 @@
 // explain=1 prints each kernel's choice, in the order of the chunks below.
 // EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: shifted_sum: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
-// EXPLAIN-NEXT: pytc-vectorize: row_sum: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: row_sum: {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
 // EXPLAIN-NEXT: pytc-vectorize: prologue: {{.*}}'unroll': 1}
 // EXPLAIN-NEXT: pytc-vectorize: sub_row_max: {{.*}}'stream': 1}
@@ -74,10 +74,11 @@ func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes 
 
 // -----
 
-// A row sum reads along its reduce range, not along an output range; an output range (5) narrower than the lanes
-// is not vectorized either.
+// A row sum reads along its reduce range, not along an output range: its rows stay scalar loops, each sum vector code
+// along its row (`across`, 16 a multiple of the lanes); an output range (5) narrower than the lanes, with reductions of
+// 3, is not vectorized at all.
 // CHECK-LABEL: func.func @row_sum(
-// CHECK-NOT: pytc.vector
+// CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 // CHECK-LABEL: func.func @narrow_matmul(
 // CHECK-NOT: pytc.vector
 // CHECK: return

@@ -231,3 +231,15 @@ def test_narrow_column_sums_as_one_vector_block(rows: int, cols: int) -> None:
   if cols in (lanes_for(cols), 2 * lanes_for(cols)): assert "vector.load" in kernel_ir(out)
   np.testing.assert_allclose(out.numpy(), x.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
   np.testing.assert_array_equal(Tensor(x).max(0).numpy(), x.max(0))
+
+
+@pytest.mark.parametrize("rows,cols", [(1000, 16), (777, 64), (3, 48), (500, 24)])
+def test_short_row_reductions_run_along_their_rows(rows: int, cols: int) -> None:
+  """Sums and maxima of many short rows: scalar loops over the rows, each row one run of vector code (`across`) when it is a
+  multiple of the lanes; NaN and infinities come through as in NumPy."""
+  x = rng.standard_normal((rows, cols)).astype(np.float32)
+  x[0, -1], x[1, 0], x[2, 1] = np.nan, np.inf, -np.inf
+  total, largest = Tensor(x).sum(1), Tensor(x).max(1)
+  if cols % Device["CPU"].target.vector_lanes == 0: assert "vector.reduction" in kernel_ir(total) and "vector.reduction" in kernel_ir(largest)
+  np.testing.assert_allclose(total.numpy(), x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
+  np.testing.assert_array_equal(largest.numpy(), x.max(1))
