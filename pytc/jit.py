@@ -33,6 +33,7 @@ class JitError(RuntimeError):
 def _input_tensors(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Tensor]]:
   """The Tensor arguments with their positions or keywords (keywords sorted), then the Tensors directly inside list, tuple
   and dict arguments (not deeper: a model's weights stay implicit inputs)."""
+  if not kwargs and all(isinstance(a, Tensor) for a in args): return list(range(len(args))), list(args)
   named = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)] + sorted(((k, v) for k, v in kwargs.items() if isinstance(v, Tensor)),
                                                                                key=lambda kv: kv[0])
   names, tensors = [name for name, _ in named], [t for _, t in named]
@@ -53,11 +54,14 @@ def _base(node: LazyOp) -> tuple[LazyOp, list[LazyOp]]:
 
 def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
   """Realize the input tensors; returns their buffers and what a capture depends on (view chain, shape, dtype, device)."""
-  for i, t in enumerate(tensors):
-    if _base(t.lazydata)[0].op == "const":
-      raise JitError(f"TinyJit input {i} is a constant {t.shape} {t.dtype} without a buffer to replace: pass x.contiguous() instead")
-  if tensors: Tensor.realize(*tensors)
   bases = [_base(t.lazydata) for t in tensors]
+  if not all(base.is_realized for base, _ in bases):
+    for i, (base, _) in enumerate(bases):
+      if base.op == "const":
+        t = tensors[i]
+        raise JitError(f"TinyJit input {i} is a constant {t.shape} {t.dtype} without a buffer to replace: pass x.contiguous() instead")
+    Tensor.realize(*tensors)
+    bases = [_base(t.lazydata) for t in tensors]
   buffers = [base.arg for base, _ in bases]
   if len({id(b) for b in buffers}) != len(buffers): raise JitError("TinyJit got the same tensor (or buffer) twice among its inputs")
   return buffers, [(tuple((v.op, v.shape, v.arg) for v in views), base.shape, base.dtype, base.device) for base, views in bases]

@@ -106,7 +106,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def realize(self, *others: Tensor, do_update_stats: bool = True) -> Tensor:
     """Compute this tensor (and `others`) now, in one schedule. As in tinygrad, a view of realized data (movement
     ops only) stays a view: realizing it alone would only copy. Without do_update_stats, GlobalCounters do not count it."""
-    counters = {k: v for k, v in vars(GlobalCounters).items() if isinstance(v, int | float) and not k.startswith("_")}
+    counters = {} if do_update_stats else {k: v for k, v in vars(GlobalCounters).items() if isinstance(v, int | float) and not k.startswith("_")}
     tensors = [t for t in (self, *others) if not is_view(t.lazydata)]
     for tensor, node in zip(tensors, realize([t.lazydata for t in tensors])): tensor.lazydata = node
     if not do_update_stats:

@@ -160,9 +160,10 @@ class CommandGraph:
         queue.timestamp(self.began[id(device)])
     return queue
 
-  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal]]:
+  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal, Signal]]:
     """Per device, what its last compute command buffer holds before the timeline signal: waits for its other queues' last
-    steps, the end timestamp. The copy queues' pending buffers go to `actions` first."""
+    steps, the end timestamp; with the signals of when its work began and ended. The copy queues' pending buffers go to
+    `actions` first."""
     last = {n.place: i for i, n in enumerate(nodes) if n.place is not None}
     for (device, ring), queue in list(self.pending.items()):
       if ring != COMPUTE: self.actions.append((COPY, device, queue.packets))
@@ -172,7 +173,7 @@ class CommandGraph:
       for place, index in last.items():
         if place[0] is device and place[1] != COMPUTE: queue.wait(self.signals[place], index + 1)
       queue.timestamp(ended := device.new_signal())
-      finals.append((device, queue.bytes(), ended))
+      finals.append((device, queue.bytes(), self.began[id(device)], ended))
     self.pending.clear()
     return finals
 
@@ -185,7 +186,7 @@ class CommandGraph:
     """What a run submits, in order: (device, queue, command buffer: bytes for a compute queue, SDMA packets for a copy queue);
     each device's last one ends with its timeline signal (of value 0 here)."""
     found = [(device, kind, payload) for kind, device, payload in self.actions if kind in (COMPUTE, COPY)]
-    return found + [(device, COMPUTE, data + device.queue().signal(device.timeline, 0).bytes()) for device, data, _ in self.finals]
+    return found + [(device, COMPUTE, data + device.queue().signal(device.timeline, 0).bytes()) for device, data, _, _ in self.finals]
 
   # ***** running *****
 
@@ -199,11 +200,10 @@ class CommandGraph:
         elif kind == "host": target(None)
         else:  # holding the lock a timeline value is taken and submitted under: a device submitting reads its last value
           with SUBMIT_LOCK: (target.submit if kind == COMPUTE else target.submit_copy)(argument)
-      for device, data, _ in self.finals:
+      for device, data, _, _ in self.finals:
         with SUBMIT_LOCK: device.submit(data + device.queue().signal(device.timeline, device.next_timeline_value()).bytes())
       for device in self.devices: device.synchronize()
-    for device, _, ended in self.finals:
-      GlobalCounters.time_sum_s += max(ended.timestamp_ns - self.began[id(device)].timestamp_ns, 0) * 1e-9
+    GlobalCounters.time_sum_s += sum(max(ended.timestamp_ns - began.timestamp_ns, 0) for _, _, began, ended in self.finals) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")

@@ -14,21 +14,19 @@ import queue
 import struct
 import tempfile
 import threading
-import time
 import weakref
 from collections import OrderedDict
 
 import numpy as np
 
-from pytc.helpers import getenv
+from pytc.helpers import DEBUG, getenv
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import DeviceError, Op, Packet, Signal, SignalTimeout, decode, named, show
+from pytc.runtime.hcq import DeviceError, Packet, Signal, decode, named, show
+from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
+from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
-from pytc.runtime.workers import Workers
 
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
-SIGNAL, WAIT = Op.SIGNAL, Op.WAIT
-ENTRY_WRAPPERS = 4096  # kernel entries a queue keeps callable wrappers for (programs come and go: the schedule cache evicts them)
 
 
 def _msync() -> ctypes._CFuncPtr | None:
@@ -214,90 +212,82 @@ class CPUAllocator(Allocator):
 
 
 class CPUQueue:
-  """Executes submitted command buffers in order on one worker thread. A buffer submitted while the queue is
-  idle, and that waits on no signal, runs at once on the submitting thread instead (still in order: nothing is
+  """Executes submitted command buffers in order, natively (runtime/packets.c), on one worker thread. A buffer submitted while
+  the queue is idle, and that waits on no signal, runs at once on the submitting thread instead (still in order: nothing is
   queued or running), which saves the two thread hand-offs of a round trip through the worker."""
   def __init__(self, device: CPUDevice, name: str):
     self.device, self._pending = device, queue.SimpleQueue()
-    self._entries: dict[int, ctypes._CFuncPtr] = {}
     # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
     self._state, self._executing, self._outstanding = threading.RLock(), threading.Lock(), 0
+    self._last_value = ctypes.c_uint64()
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes) -> None:
     """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing packet.
     On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone already, and
     resets the device either way (see CPUDevice)."""
-    try: packets, malformed = list(decode(command_buffer)), None
-    except ValueError as error:
-      packets, malformed = [], error
-      with contextlib.suppress(ValueError): packets.extend(decode(command_buffer))  # the whole packets before the error
-    show(self.device.name, "compute", named(packets))
-    timeline, last_value, waits = self.device.timeline.address, 0, False
-    for packet in packets:
-      if packet.op is SIGNAL and packet.fields[0] == timeline: last_value = max(last_value, packet.fields[1])
-      elif packet.op is WAIT: waits = True
+    if DEBUG >= 5: show(self.device.name, "compute", named(whole_packets(command_buffer)))
+    if type(command_buffer) is not bytes: command_buffer = bytes(command_buffer)
     with self._state:
-      epoch = self.device._admit(last_value)
+      waits = native.pytc_queue_scan(command_buffer, len(command_buffer), self.device.timeline.address, self._last_value)
+      epoch = self.device._admit(self._last_value.value)
       inline = self._outstanding == 0 and not waits
       self._outstanding += 1
       if inline: self._executing.acquire()
-    if inline: self._execute_packets(epoch, packets, malformed)
-    else: self._pending.put((epoch, packets, malformed))
+    if inline: self._execute(epoch, command_buffer, waits)
+    else: self._pending.put((epoch, command_buffer, waits))
 
   def _run(self) -> None:
     while True:
-      epoch, packets, malformed = self._pending.get()
+      epoch, command_buffer, waits = self._pending.get()
       self._executing.acquire()
-      self._execute_packets(epoch, packets, malformed)
+      self._execute(epoch, command_buffer, waits)
 
-  def _execute_packets(self, epoch: int, packets: list[Packet], malformed: ValueError | None) -> None:
-    """Run one command buffer's packets holding the execution lock (released here); dropped when the queue stopped, or was
-    reset since the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
-    position = 0
+  def _execute(self, epoch: int, command_buffer: bytes, waits: bool) -> None:
+    """Run one command buffer holding the execution lock (released here); dropped when the queue stopped, or was reset since
+    the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
     try:
-      if epoch == self.device.epoch and self.device.error is None:
-        for packet in packets:
-          self._execute(packet)
-          position += 1
-        if malformed is not None: raise malformed
-    except Exception as error:
-      where = f"packet {position} ({packets[position].op.name})" if position < len(packets) else f"packet {position} (malformed)"
-      self.device._stop(epoch, f"{self.device.name} queue stopped at {where} of a command buffer: {type(error).__name__}: {error}")
+      if epoch == self.device.epoch and self.device.error is None: self._run_packets(command_buffer, waits)
+    except QueueStop as stop:
+      self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
     finally:
       self._executing.release()
       with self._state: self._outstanding -= 1
 
-  def _execute(self, packet: Packet) -> None:
-    if packet.op is Op.EXEC:
-      entry, kernargs, slices = packet.fields[:3]
-      if (function := self._entries.get(entry)) is None:
-        if len(self._entries) >= ENTRY_WRAPPERS: self._entries.clear()
-        function = self._entries[entry] = KERNEL_ABI(entry)
-      if slices <= 1: function(kernargs + 8)
-      else: self._split(entry, kernargs, slices)
-    elif packet.op is Op.SIGNAL:
-      with self.device.changed:
-        Signal.memory_at(packet.fields[0]).value = packet.fields[1]
-        self.device.changed.notify_all()
-    elif packet.op is Op.TIMESTAMP: Signal.memory_at(packet.fields[0]).timestamp_ns = time.perf_counter_ns()
-    elif packet.op is Op.WAIT: self._wait(*packet.fields)
-    elif packet.op is Op.COPY: ctypes.memmove(*packet.fields)  # BARRIER: packets already run in order on one thread
+  def _run_packets(self, command_buffer: bytes, waits: bool) -> None:
+    """Execute every packet, waking the host's waiters after each SIGNAL; QueueStop at one that fails (a WAIT after
+    PYTC_WAIT_TIMEOUT seconds)."""
+    offset, timeout = ctypes.c_uint64(), getenv("PYTC_WAIT_TIMEOUT", 30.0) if waits else 0.0
+    while (status := native.pytc_queue_run(command_buffer, len(command_buffer), offset, int(timeout * 1e9))) == SIGNALED:
+      with self.device.changed: self.device.changed.notify_all()
+      if offset.value >= len(command_buffer): return
+    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout)
 
-  def _split(self, entry: int, kernargs: int, slices: int) -> None:
-    """Run the launch as `slices` launches over consecutive parts of its outermost range, on this thread and the device's workers."""
-    values = Kernargs.values_at(kernargs)
-    begin, end = values[-2:]
-    bounds = [begin + (end - begin) * i // slices for i in range(slices + 1)]
-    parts = [Kernargs(values[:-2] + [lo, hi]) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
-    self.device.workers.run(entry, [part.address + 8 for part in parts])
 
-  def _wait(self, address: int, value: int) -> None:
-    timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
-    deadline, memory = time.perf_counter() + timeout, Signal.memory_at(address)
-    while memory.value < value:
-      if time.perf_counter() > deadline: raise SignalTimeout(f"WAIT on signal {address:#x} for {value} timed out after {timeout:g} s")
-      time.sleep(0.0001)
+class QueueStop(Exception):
+  """Why the queue stopped, and at which packet (`where`)."""
+  def __init__(self, where: str, error: str):
+    super().__init__(error)
+    self.where, self.error = where, error
+
+  @classmethod
+  def at(cls, command_buffer: bytes, offset: int, status: int, timeout: float) -> QueueStop:
+    packets = whole_packets(command_buffer[:offset])
+    if status == MALFORMED:
+      try: list(decode(command_buffer))
+      except ValueError as error: return cls(f"packet {len(packets)} (malformed)", f"ValueError: {error}")
+    packet = next(decode(command_buffer[offset:]))
+    if status == TIMED_OUT:
+      signal, value = packet.fields
+      return cls(f"packet {len(packets)} (WAIT)", f"SignalTimeout: WAIT on signal {signal:#x} for {value} timed out after {timeout:g} s")
+    return cls(f"packet {len(packets)} ({packet.op.name})", "MemoryError: no memory for the slices of a split launch")
+
+
+def whole_packets(command_buffer: bytes) -> list[Packet]:
+  """The packets of a command buffer up to the first that is not whole."""
+  packets: list[Packet] = []
+  with contextlib.suppress(ValueError): packets.extend(decode(command_buffer))
+  return packets
 
 
 class CPUDevice(Compiled):
@@ -313,7 +303,7 @@ class CPUDevice(Compiled):
     self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
     self.changed = threading.Condition()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = os.cpu_count() or 1
-    self.workers = Workers(self.cores - 1)
+    if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0: raise OSError("could not start the CPU worker threads")
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
     self._stopped_at, self._timeline_submitted, self._reported = 0, 0, False  # timeline values reached at the stop and submitted

@@ -199,17 +199,19 @@ def test_allocator_copies_check_sizes():
 
 
 def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
-  device, kernel = CPUDevice(), add_one_kernel(4096)
-  buffers = [(float_buffer(device, np.arange(4096) * k), device.allocator.alloc(4096 * 4)) for k in range(2)]
-  args = [kernel.args([out, x]) for x, out in buffers]
+  devices, kernel = [CPUDevice(), CPUDevice()], add_one_kernel(4096)
+  buffers = [(float_buffer(device, np.arange(4096) * k), device.allocator.alloc(4096 * 4)) for k, device in enumerate(devices)]
+  args = [Kernargs([out.address, x.address, 0, kernel.extent], slices=7) for x, out in buffers]
 
-  def launch(arg: Kernargs) -> None:
-    for _ in range(50): device.compute._split(kernel.entry, arg.address, 7)
+  def launch(device: CPUDevice, arg: Kernargs) -> None:
+    for _ in range(50):
+      device.queue().exec(kernel, arg).signal(device.timeline, device.next_timeline_value()).submit(device)
+    device.synchronize(timeout=10)
 
-  threads = [threading.Thread(target=launch, args=(arg,)) for arg in args]
+  threads = [threading.Thread(target=launch, args=pair) for pair in zip(devices, args)]
   for thread in threads: thread.start()
   for thread in threads: thread.join()
-  for k, (_, out) in enumerate(buffers): assert read(device, out).tolist() == list(np.arange(4096) * k + 1.0)
+  for k, (device, (_, out)) in enumerate(zip(devices, buffers)): assert read(device, out).tolist() == list(np.arange(4096) * k + 1.0)
 
 
 def test_reset_drops_queued_buffers_and_moves_the_timeline(short_waits):

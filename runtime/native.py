@@ -1,0 +1,16 @@
+"""The CPU device's native half, libpytc_cpu.so (built with the package): its core threads (parallel.c) and its queue's
+command processor (packets.c)."""
+from __future__ import annotations
+
+import ctypes
+
+from pytc.helpers import package_library
+
+library = package_library("pytc.runtime", "libpytc_cpu.so")
+library.pytc_parallel_start.argtypes, library.pytc_parallel_start.restype = [ctypes.c_int], ctypes.c_int
+library.pytc_parallel_run.argtypes, library.pytc_parallel_run.restype = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int], None
+library.pytc_queue_scan.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64)]
+library.pytc_queue_scan.restype = ctypes.c_int
+library.pytc_queue_run.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_int64]
+library.pytc_queue_run.restype = ctypes.c_int
+DONE, SIGNALED, MALFORMED, TIMED_OUT, NO_MEMORY = range(5)  # what pytc_queue_run stopped at
