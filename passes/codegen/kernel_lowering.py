@@ -188,19 +188,23 @@ class KernelLowering:
     size = range_size(innermost)
     return [(r, memref.alloca(ir.MemRefType.get([size], storage_type(r.result.type)), [], [])) for r in top_level_reductions(value)]
 
-  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1) -> scf.ForOp:
-    size = range_size(r)
-    return scf.ForOp(arith.constant(self.index, 0), arith.constant(self.index, size), arith.constant(self.index, step), iter_args or [])
+  def for_range(self, r: ir.Value, iter_args: list[ir.Value] | None = None, step: int = 1,
+                bounds: tuple[ir.Value, ir.Value] | None = None) -> scf.ForOp:
+    """A loop over the range `r` (over [begin, end) of it when `bounds` are given)."""
+    begin, end = bounds or (arith.constant(self.index, 0), arith.constant(self.index, range_size(r)))
+    return scf.ForOp(begin, end, arith.constant(self.index, step), iter_args or [])
 
-  def reduce_outer(self, stored: uop.StoreOp, innermost: ir.Value, accumulators: list[tuple[uop.RangeReduceOp, ir.Value]]) -> None:
-    """Each reduction over its ranges outside a loop over `innermost` that accumulates per element; then the store."""
+  def reduce_outer(self, stored: uop.StoreOp, innermost: ir.Value, accumulators: list[tuple[uop.RangeReduceOp, ir.Value]],
+                   bounds: tuple[ir.Value, ir.Value] | None = None) -> None:
+    """Each reduction over its ranges outside a loop over `innermost` (over [begin, end) of it when `bounds` are given: it is
+    the kernel's only output range, split across cores) that accumulates per element; then the store."""
     for reduction, acc in accumulators:
       kind, element = reduce_kind(reduction), reduction.result.type
-      with ir.InsertionPoint(self.for_range(innermost).body) as point:
+      with ir.InsertionPoint(self.for_range(innermost, bounds=bounds).body) as point:
         memref.store(store(element, reduce_identity(kind, element)), acc, [point.block.arguments[0]])
         scf.YieldOp([])
-      self.accumulate(reduction, list(reduction.ranges), innermost, acc, kind, element)
-    loop = self.for_range(innermost)
+      self.accumulate(reduction, list(reduction.ranges), innermost, acc, kind, element, bounds)
+    loop = self.for_range(innermost, bounds=bounds)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({innermost: loop.induction_variable})
       for reduction, acc in accumulators:
@@ -210,16 +214,37 @@ class KernelLowering:
       scf.YieldOp([])
 
   def accumulate(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], innermost: ir.Value, acc: ir.Value, kind: uop.ReduceKind,
-                 element: ir.Type) -> None:
-    loop = self.for_range(ranges[0] if ranges else innermost)
+                 element: ir.Type, bounds: tuple[ir.Value, ir.Value] | None = None) -> None:
+    if len(ranges) == 1 and (unroll := next(u for u in (4, 2, 1) if range_size(ranges[0]) % u == 0)) > 1:
+      return self.accumulate_unrolled(reduction, ranges[0], innermost, acc, kind, element, bounds, unroll)
+    loop = self.for_range(ranges[0]) if ranges else self.for_range(innermost, bounds=bounds)
     with ir.InsertionPoint(loop.body):
       self.scopes.append({(ranges[0] if ranges else innermost): loop.induction_variable})
-      if ranges: self.accumulate(reduction, ranges[1:], innermost, acc, kind, element)
+      if ranges: self.accumulate(reduction, ranges[1:], innermost, acc, kind, element, bounds)
       else:
         position = [loop.induction_variable]
         total = combine(kind, element, load(element, memref.load(acc, position)), self.emit_summand(reduction))
         memref.store(store(element, total), acc, position)
       self.scopes.pop()
+      scf.YieldOp([])
+
+  def accumulate_unrolled(self, reduction: uop.RangeReduceOp, last: ir.Value, innermost: ir.Value, acc: ir.Value, kind: uop.ReduceKind,
+                          element: ir.Type, bounds: tuple[ir.Value, ir.Value] | None, unroll: int) -> None:
+    """The last reduce range `unroll` steps at a time, each element's accumulator updated once per `unroll` summands: fewer
+    loads and stores of it, and `unroll` rows of the read buffer streamed at once (x @ W for one x, a column sum)."""
+    outer = self.for_range(last, step=unroll)
+    with ir.InsertionPoint(outer.body):
+      loop = self.for_range(innermost, bounds=bounds)
+      with ir.InsertionPoint(loop.body):
+        position = [loop.induction_variable]
+        total = load(element, memref.load(acc, position))
+        for u in range(unroll):
+          step = outer.induction_variable if u == 0 else arith.addi(outer.induction_variable, arith.constant(self.index, u))
+          self.scopes.append({last: step, innermost: loop.induction_variable})
+          total = combine(kind, element, total, self.emit_summand(reduction))
+          self.scopes.pop()
+        memref.store(store(element, total), acc, position)
+        scf.YieldOp([])
       scf.YieldOp([])
 
   def store(self, op: uop.StoreOp) -> None:

@@ -51,7 +51,7 @@ def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: uo
   parallel_loops = loops[:-1] if reorder else loops
   depth, hoisted = (0, []) if reorder else hoisting_depth(stored, loops)
   point = ir.InsertionPoint(entry)
-  extent = range_size(parallel_loops[0]) if parallel_loops else 1
+  extent = range_size((parallel_loops or loops)[0]) if loops else 1  # reduce-outer with one output range: slices of it run on the cores
   if parallel_loops:
     body = parallel_loop(parallel_loops[:depth or None], lowering, bounds)
     if hoisted:
@@ -60,7 +60,7 @@ def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: uo
         body = parallel_loop(parallel_loops[depth:], lowering, None)
     point = ir.InsertionPoint.at_block_terminator(body)
   with point:
-    if reorder: lowering.reduce_outer(stored, loops[-1], accumulators)
+    if reorder: lowering.reduce_outer(stored, loops[-1], accumulators, None if parallel_loops else bounds)
     else: lowering.store(stored)
   return extent
 

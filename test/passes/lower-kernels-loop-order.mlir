@@ -2,19 +2,28 @@
 
 // A matmul marked reduce-outer (by pytc-order-loops) lowers to one accumulator per element of the innermost output
 // range j, set to the identity, then the k loop outside a contiguous j loop that accumulates, then a j loop that stores.
+// The k loop steps 4 at a time (8 is a multiple of 4): each accumulator is loaded and stored once per 4 products.
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<4x6xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<8x6xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+// CHECK-SAME: pytc.extent = 4
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<6xf32>
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT: memref.store %{{.*}}, %[[ACC]][%[[J0]]]
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %[[C4]]
 // CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-DAG: memref.load %[[ACC]][%[[J]]]
 // CHECK-DAG: memref.load %[[A]][%[[I]], %[[K]]]
 // CHECK-DAG: memref.load %[[B]][%[[K]], %[[J]]]
 // CHECK: arith.addf
-// CHECK-NEXT: memref.store %{{.*}}, %[[ACC]][%[[J]]]
+// CHECK: arith.addf
+// CHECK: arith.addf
+// CHECK: %[[K3:.*]] = arith.addi %[[K]], %[[C3]] : index
+// CHECK: memref.load %[[B]][%[[K3]], %[[J]]]
+// CHECK: %[[SUM:.*]] = arith.addf
+// CHECK-NEXT: memref.store %[[SUM]], %[[ACC]][%[[J]]]
 // CHECK: scf.for %[[J2:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT: %[[V:.*]] = memref.load %[[ACC]][%[[J2]]]
 // CHECK-NEXT: memref.store %[[V]], %[[OUT]][%[[I]], %[[J2]]]
@@ -75,15 +84,23 @@ func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.
 // -----
 
 // Per-element accumulators hold the buffer storage type: unsigned ints signless, booleans as bytes (an i1 memref
-// has no LLVM lowering), truncated to i1 around the combine.
+// has no LLVM lowering), truncated to i1 around the combine. With j its only output range, a column sum loops j over
+// its slice [begin, end) (the last two arguments) everywhere: slices of j run on the cores.
 // CHECK-LABEL: func.func @column_sum(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<8x6xi32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index)
+// CHECK-SAME: pytc.extent = 6
 // CHECK: %[[ACC:.*]] = memref.alloca() : memref<6xi32>
-// CHECK: arith.addi
-// CHECK-NEXT: memref.store %{{.*}}, %[[ACC]]
+// CHECK: scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
+// CHECK: scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
+// CHECK-COUNT-3: arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK: %[[TOTAL:.*]] = arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: memref.store %[[TOTAL]], %[[ACC]]
+// CHECK: scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
 // CHECK-LABEL: func.func @column_any(
 // CHECK: %[[BACC:.*]] = memref.alloca() : memref<6xi8>
 // CHECK: %[[OLD:.*]] = memref.load %[[BACC]]
 // CHECK-NEXT: arith.trunci %[[OLD]] : i8 to i1
+// CHECK-COUNT-3: arith.maxui %{{.*}}, %{{.*}} : i1
 // CHECK: %[[MAX:.*]] = arith.maxui %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT: %[[WIDE:.*]] = arith.extui %[[MAX]] : i1 to i8
 // CHECK-NEXT: memref.store %[[WIDE]], %[[BACC]]

@@ -17,6 +17,15 @@ xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
 ref = sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + 9, j:j + 9], w[:, :, i, j]) for i in range(3) for j in range(3))
 assert np.allclose(ours, ref, atol=1e-4)
 assert np.array_equal((Tensor(np.arange(1000, dtype=np.int32)) * 3).numpy(), np.arange(1000) * 3)
+# reduce-outer kernels whose only output range is split across the cores (x @ W for one x, column sums), reduce ranges of
+# sizes that do and do not divide by their unrolling
+for k in (1, 6, 7, 64):
+  v, m = rng.standard_normal((1, k)).astype(np.float32), rng.standard_normal((k, 301)).astype(np.float32)
+  assert np.allclose((Tensor(v) @ Tensor(m)).numpy(), v @ m, atol=1e-4)
+  assert np.allclose(Tensor(m).sum(0).numpy(), m.sum(0), atol=1e-4)
+  assert np.allclose(Tensor(m).max(0).numpy(), m.max(0))
+  ints = rng.integers(-9, 9, (k, 301)).astype(np.int32)
+  assert np.array_equal(Tensor(ints).sum(0).numpy(), ints.sum(0)) and np.array_equal(Tensor(ints > 0).any(0).numpy(), (ints > 0).any(0))
 print("ok")
 """
 
