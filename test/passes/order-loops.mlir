@@ -9,12 +9,12 @@
 // CAP-LABEL: func.func @matmul(
 // CAP-NOT: pytc.loop_order
 // CAP: return
-func.func @matmul(%out: memref<4x6xf32>, %a: memref<4x8xf32>, %b: memref<8x6xf32>) attributes {pytc.kernel} {
+func.func @matmul(%out: memref<4x6xf32>, %a: memref<4x32xf32>, %b: memref<32x6xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 4 id 0
   %j = uop.range loop 6 id 1
-  %k = uop.range reduce 8 id 2
-  %x = uop.index %a[%i, %k] : memref<4x8xf32>
-  %y = uop.index %b[%k, %j] : memref<8x6xf32>
+  %k = uop.range reduce 32 id 2
+  %x = uop.index %a[%i, %k] : memref<4x32xf32>
+  %y = uop.index %b[%k, %j] : memref<32x6xf32>
   %p = uop.mul %x, %y : f32
   %s = uop.range_reduce add %p over(%k) : f32
   %w = uop.store %s, %out[%i, %j] : memref<4x6xf32>
@@ -45,13 +45,33 @@ func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x8xf32>) attributes {pytc.
 // reduce range), an earlier one with k: reduce-outer as well.
 // CHECK-LABEL: func.func @shifted(
 // CHECK-SAME: pytc.loop_order = "reduce-outer"
-func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.kernel} {
+func.func @shifted(%out: memref<4x6xf32>, %x: memref<24x32xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 4 id 0
   %j = uop.range loop 6 id 1
-  %k = uop.range reduce 3 id 2
+  %k = uop.range reduce 24 id 2
   %jk = arith.addi %j, %k : index
-  %v = uop.index %x[%k, %jk] : memref<3x8xf32>
+  %v = uop.index %x[%k, %jk] : memref<24x32xf32>
   %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<4x6xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x6xf32>
+  return
+}
+
+// -----
+
+// The same read over a window of 3 × 3 steps (a depthwise convolution's): a reduction of at most 16 steps stays innermost,
+// where LLVM unrolls it and vectorizes the loop over j around it.
+// CHECK-LABEL: func.func @window(
+// CHECK-NOT: pytc.loop_order
+// CHECK: return
+func.func @window(%out: memref<4x6xf32>, %x: memref<3x3x8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 6 id 1
+  %ky = uop.range reduce 3 id 2
+  %kx = uop.range reduce 3 id 3
+  %jk = arith.addi %j, %kx : index
+  %v = uop.index %x[%ky, %kx, %jk] : memref<3x3x8xf32>
+  %s = uop.range_reduce add %v over(%ky, %kx) : f32
   %w = uop.store %s, %out[%i, %j] : memref<4x6xf32>
   %e = uop.end %w over(%i, %j) : memref<4x6xf32>
   return
@@ -64,21 +84,21 @@ func.func @shifted(%out: memref<4x6xf32>, %x: memref<3x8xf32>) attributes {pytc.
 // CHECK-SAME: pytc.loop_order = "reduce-outer"
 // CHECK-LABEL: func.func @column_any(
 // CHECK-SAME: pytc.loop_order = "reduce-outer"
-func.func @column_sum(%out: memref<1x6xui32>, %x: memref<8x6xui32>) attributes {pytc.kernel} {
+func.func @column_sum(%out: memref<1x6xui32>, %x: memref<32x6xui32>) attributes {pytc.kernel} {
   %c0 = arith.constant 0 : index
   %j = uop.range loop 6 id 0
-  %k = uop.range reduce 8 id 1
-  %v = uop.index %x[%k, %j] : memref<8x6xui32>
+  %k = uop.range reduce 32 id 1
+  %v = uop.index %x[%k, %j] : memref<32x6xui32>
   %s = uop.range_reduce add %v over(%k) : ui32
   %w = uop.store %s, %out[%c0, %j] : memref<1x6xui32>
   %e = uop.end %w over(%j) : memref<1x6xui32>
   return
 }
-func.func @column_any(%out: memref<1x6xi1>, %x: memref<8x6xi1>) attributes {pytc.kernel} {
+func.func @column_any(%out: memref<1x6xi1>, %x: memref<32x6xi1>) attributes {pytc.kernel} {
   %c0 = arith.constant 0 : index
   %j = uop.range loop 6 id 0
-  %k = uop.range reduce 8 id 1
-  %v = uop.index %x[%k, %j] : memref<8x6xi1>
+  %k = uop.range reduce 32 id 1
+  %v = uop.index %x[%k, %j] : memref<32x6xi1>
   %m = uop.range_reduce max %v over(%k) : i1
   %w = uop.store %m, %out[%c0, %j] : memref<1x6xi1>
   %e = uop.end %w over(%j) : memref<1x6xi1>
