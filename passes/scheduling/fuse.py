@@ -119,7 +119,7 @@ class Fuser:
     producer = self.kernels[bufferize.results[0]]
     if any(not isa(use.owner, uop.IndexOp) for use in bufferize.results[0].uses): return "read as a whole (by the sink or a launch)"
     if producer.reductions and not self.read_once(bufferize): return "recomputing would repeat a reduction"
-    uses = len(readers(bufferize))
+    uses = self.distinct_reads(bufferize)
     if producer.weight * (uses - 1) > MEMORY_WEIGHT * (uses + 1):
       return f"recompute (weight {producer.weight} x {uses - 1} extra readers) costs more than memory (1 write + {uses} reads)"
     for reader in readers(bufferize):
@@ -128,6 +128,11 @@ class Fuser:
         if len(reads) > self.max_buffers: return f"a reading kernel would read {len(reads)} buffers (limit {self.max_buffers})"
         if consumer.size + producer.size > self.max_ops: return f"a reading kernel would exceed {self.max_ops} ops"
     return None
+
+  def distinct_reads(self, bufferize: ir.Operation) -> int:
+    """How many reads of the buffer differ: in which kernels and at which indices (with which validity). Reads alike (a
+    mask that a chain of selects reads at each element's own position) are one after CSE, recomputed or loaded."""
+    return len({(tuple(self.consuming_kernels(reader)), tuple(reader.operands[1:])) for reader in readers(bufferize)})
 
   def read_once(self, bufferize: ir.Operation) -> bool:
     """Whether inlining computes each element once: one reader (the uses at one position, merged), reading it at the

@@ -14,6 +14,7 @@
 // EXPLAIN-NEXT: pytc-fuse: keep tensor<4x1xf32> (2 readers): recomputing would repeat a reduction
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4x1xf32> (1 readers)
 // EXPLAIN-NEXT: pytc-fuse: keep tensor<4xf32> (2 readers): recompute (weight 13 x 1 extra readers) costs more than memory (1 write + 2 reads)
+// EXPLAIN-NEXT: pytc-fuse: inline tensor<4xf32> (3 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<8xf32> (2 readers)
 // EXPLAIN-NEXT: pytc-fuse: inline tensor<4xf32> (2 readers)
@@ -155,6 +156,33 @@ func.func @expensive(%a: tensor<4xf32>) {
   %flip = arith.subi %c3, %j : index
   %vf = uop.index %v[%flip] : tensor<4xf32>
   %s = uop.add %vj, %vf : f32
+  %out = uop.bufferize %s over(%j) {reason = "output"} : f32 -> tensor<4xf32>
+  uop.sink %out : tensor<4xf32>
+  return
+}
+
+// -----
+
+// v = sin(log2(exp2(a))); v * v + v: %v read three times, all at j. The reads are alike: after CSE one load of the buffer,
+// or one recomputation, so the three transcendental ops are inlined, as for a single reader.
+// CHECK-LABEL: func.func @expensive_read_alike
+// CHECK-NOT: uop.bufferize {{.*}}multi-use
+// CHECK: uop.sin %
+// CHECK-NOT: uop.bufferize {{.*}}multi-use
+// CHECK: uop.bufferize %{{.*}} {reason = "output"}
+func.func @expensive_read_alike(%a: tensor<4xf32>) {
+  %i = uop.range loop 4 id 0
+  %x = uop.index %a[%i] : tensor<4xf32>
+  %exp = uop.exp2 %x : f32
+  %log = uop.log2 %exp : f32
+  %sin = uop.sin %log : f32
+  %v = uop.bufferize %sin over(%i) {reason = "multi-use"} : f32 -> tensor<4xf32>
+  %j = uop.range loop 4 id 1
+  %v1 = uop.index %v[%j] : tensor<4xf32>
+  %v2 = uop.index %v[%j] : tensor<4xf32>
+  %v3 = uop.index %v[%j] : tensor<4xf32>
+  %p = uop.mul %v1, %v2 : f32
+  %s = uop.add %p, %v3 : f32
   %out = uop.bufferize %s over(%j) {reason = "output"} : f32 -> tensor<4xf32>
   uop.sink %out : tensor<4xf32>
   return

@@ -95,6 +95,17 @@ def test_host_keeps_running_while_the_queue_executes():
   assert done.value == 1
 
 
+def test_a_signal_in_the_middle_of_a_command_buffer_is_seen_before_the_buffer_ends():
+  device = CPUDevice()
+  reached, gate, done = device.new_signal(), Signal(), device.new_signal()
+  device.queue().signal(reached, 1).wait(gate, 1).copy(gate.address, reached.address, 8).signal(done, 1).submit(device)
+  reached.wait(1, timeout=10)
+  assert done.value == 0  # the queue is held by the WAIT after the SIGNAL
+  gate.value = 1
+  done.wait(1, timeout=10)
+  assert gate.value == 1 and done.value == 1
+
+
 def test_idle_queue_runs_a_buffer_at_once_and_a_busy_one_keeps_order():
   device, kernel = CPUDevice(), add_one_kernel(4)
   x, y, z = float_buffer(device, [0, 0, 0, 0]), device.allocator.alloc(16), device.allocator.alloc(16)
