@@ -11,7 +11,8 @@ kernel with no such `u` (one output row: a column sum, a vector times a matrix) 
 looped its reductions outside `j`: with no read to reuse, reading memory in order is what counts. With `pack`, the
 float reads along `j` are copied once per group into a contiguous panel (reduce ranges x one block of `j`,
 at most PACK_BYTES), so the hot loop reads it in order whatever the source layout; without it every read
-along `j` must be contiguous in its last index. Work in the body that does not depend on `j` (the softmax
+along `j` must be contiguous in its last index. Reads that are contiguous already are packed only when `u` has at least
+PACK_MIN_ROWS rows to reuse the panel. Work in the body that does not depend on `j` (the softmax
 fused into attention's second matmul) is done once per tile row and reduce step; when there is much of it
 (WIDE_WEIGHT), `unroll` has it computed as vectors along the innermost reduce range, `lanes` steps at once
 (that range's size must divide by `lanes`; otherwise the kernel gets one row of up to WIDE_VECTORS vectors).
@@ -29,7 +30,7 @@ convolution's output channels, whose weights one panel holds for every pixel; th
 blocks, the panel packed once per block, and the stores go lane by lane). A kernel left to scalar loops whose
 reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: its outputs stay scalar loops and
 each reduction becomes vector code along its row. A kernel's `pytc.tune` (a searched winner) replaces the options for it: its
-lanes, vectors, rows and group, `pack = 0` to read in place, `vectorize = 0` to keep scalar loops.
+lanes, vectors, rows and group, `pack = 0` to read in place (1 to pack), `vectorize = 0` to keep scalar loops.
 """
 import sys
 from math import prod
@@ -46,6 +47,9 @@ from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, Loop
 from pytc.passes.common.uops import reduce_kind
 
 PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copied into a contiguous stack buffer: an L2
+# a panel whose reads run contiguously is packed only when at least this many rows reuse it: fewer (the 128 rows of a GPT-2
+# projection, 16 rows) read it in place faster, as the kernel search found (1.3x at 128 rows)
+PACK_MIN_ROWS = 256
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
@@ -163,7 +167,7 @@ def choose_across(kernel: ir.Operation, lanes: int) -> dict[str, int] | None:
   return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
 
 
-def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool = True, cores: int = 1,
+def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
                 prefer_vector: bool = False) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
@@ -172,7 +176,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if isinstance(store.value, ir.BlockArgument): return None
   reductions = top_level_reductions(store.value)
   j = loops[-1]
-  if allow_pack and (wide := along_range(loops, reductions, lanes)) is not None: j = wide
+  if allow_pack is not False and (wide := along_range(loops, reductions, lanes)) is not None: j = wide
   elif 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
   if range_size(j) < lanes: return None
   if not any(uses_any(r.results[0], {j}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
@@ -189,9 +193,11 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
     vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= PACK_BYTES for r, rs in reads.items() if rs)])
   candidates = row_candidates(loops, j, reads)
-  pack = allow_pack and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
+  pack = allow_pack is not False and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
-  if not pack and not all(is_contiguous(read, j) for rs in reads.values() for read in rs): return None
+  contiguous = all(is_contiguous(read, j) for rs in reads.values() for read in rs)
+  if pack and allow_pack is None and contiguous and range_size(candidates[-1]) < PACK_MIN_ROWS: pack = False
+  if not pack and not contiguous: return None
   along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
   if not candidates:
     # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one
@@ -216,7 +222,8 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
     if not KERNEL.get(fn): continue
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
-      "vectors", vectors), tune.get("group", group), bool(tune.get("pack", 1)), 1 if "group" in tune else cores, tune.get("vectorize") == 1)
+      "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
+      tune.get("vectorize") == 1)
     if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

@@ -2,13 +2,14 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=cores=2 | FileCheck %s --check-prefix=CORES
 
-// On two cores, the matmul's 2 blocks of i (its outermost range, which the runtime splits across the cores) stay two
-// groups of one block, so each core gets one.
-// CORES-LABEL: func.func @matmul(
+// On two cores, the 8-row matmul's 2 blocks of i (its outermost range, which the runtime splits across the cores) stay
+// two groups of one block, so each core gets one.
+// CORES-LABEL: func.func @matmul_few_rows(
 // CORES-SAME: group = 1 : i64
 
 // explain=1 prints each kernel's choice, in the order of the chunks below.
-// EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 16, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: matmul_few_rows: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 0, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: shifted_sum: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: row_sum: {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
@@ -22,11 +23,29 @@
 // EXPLAIN-NEXT: pytc-vectorize: conv_deep: {{.*}}'vectors': 1, {{.*}}'along': 0}
 
 // A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (range id 0, which b does not
-// depend on: the upcast range) by 2 vectors of 8 lanes of j at once; i's 8 rows make 2 blocks, one group sharing one
-// b panel, packed once into a contiguous buffer.
+// depend on: the upcast range) by 2 vectors of 8 lanes of j at once; i's 256 rows make 64 blocks, in groups of 16 sharing
+// one b panel, packed once into a contiguous buffer.
 // CHECK-LABEL: func.func @matmul(
-// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
-func.func @matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
+// CHECK-SAME: pytc.vector = {group = 16 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+func.func @matmul(%out: memref<256x16xf32>, %a: memref<256x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 256 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<256x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<256x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<256x16xf32>
+  return
+}
+
+// -----
+
+// The same matmul over 8 rows: fewer than 256 rows reuse a panel, so b's contiguous rows are read in place, not packed.
+// CHECK-LABEL: func.func @matmul_few_rows(
+// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+func.func @matmul_few_rows(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 8 id 0
   %j = uop.range loop 16 id 1
   %k = uop.range reduce 4 id 2
