@@ -6,6 +6,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from mlir import ir
 
@@ -72,6 +73,7 @@ class Schedule:
   kernels: ir.Module
   schedule_seconds: float
   executables: dict[str, Executable] = field(default_factory=dict)  # by device name
+  command_graph: Any = None  # (its programs' ids, the command graph it ran through), to run again (see pytc.realize.command_graph)
 
 
 

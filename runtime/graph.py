@@ -188,25 +188,48 @@ class CommandGraph:
     found = [(device, kind, payload) for kind, device, payload in self.actions if kind in (COMPUTE, COPY)]
     return found + [(device, COMPUTE, data + device.queue().signal(device.timeline, 0).bytes()) for device, data, _, _ in self.finals]
 
+  def release_buffers(self) -> None:
+    """Let go of the buffers the graph was built over (a graph kept to run again over others must not keep them alive): its
+    steps keep their devices and kernels, its kernel arguments the addresses, until run_over re-points them."""
+    self.steps = [Step(step.device, step.kernel, (None,) * len(step.buffers), step.source) for step in self.steps]
+    for node in self.nodes: node.encode = _encoded
+
   # ***** running *****
 
   def run(self) -> None:
     """Submit everything, each device's timeline signal last, and wait until every device reached it."""
+    with self.lock: self._submit_and_wait()
+    self._account()
+
+  def run_over(self, buffers: list[tuple[Any, ...]]) -> None:
+    """Run again over other buffers: per kernel step, in order, the raw buffers its arguments point at from now on (those
+    of the same schedule run again: the same sizes, the same ones shared)."""
     with self.lock:
-      for signal in self.signals.values(): signal.value = 0
-      for device in self.sources: device.synchronize()
-      for kind, target, argument in self.actions:
-        if kind == "wait": target.wait(argument)
-        elif kind == "host": target(None)
-        else:  # holding the lock a timeline value is taken and submitted under: a device submitting reads its last value
-          with SUBMIT_LOCK: (target.submit if kind == COMPUTE else target.submit_copy)(argument)
-      for device, data, _, _ in self.finals:
-        with SUBMIT_LOCK: device.submit(data + device.queue().signal(device.timeline, device.next_timeline_value()).bytes())
-      for device in self.devices: device.synchronize()
+      for args, step_buffers in zip(self.kernel_args, buffers, strict=True):
+        for position, buffer in enumerate(step_buffers): args.set(position, buffer)
+      self._submit_and_wait()
+    self._account()
+
+  def _submit_and_wait(self) -> None:
+    for signal in self.signals.values(): signal.value = 0
+    for device in self.sources: device.synchronize()
+    for kind, target, argument in self.actions:
+      if kind == "wait": target.wait(argument)
+      elif kind == "host": target(None)
+      else:  # holding the lock a timeline value is taken and submitted under: a device submitting reads its last value
+        with SUBMIT_LOCK: (target.submit if kind == COMPUTE else target.submit_copy)(argument)
+    for device, data, _, _ in self.finals:
+      with SUBMIT_LOCK: device.submit(data + device.queue().signal(device.timeline, device.next_timeline_value()).bytes())
+    for device in self.devices: device.synchronize()
+
+  def _account(self) -> None:
     GlobalCounters.time_sum_s += sum(max(ended.timestamp_ns - began.timestamp_ns, 0) for _, _, began, ended in self.finals) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")
+
+
+def _encoded(queue: Any) -> None: raise RuntimeError("a command graph's steps are encoded once, when it is built")
 
 
 def place_name(place: Place) -> str: return "host" if place is None else f"{place[0].name} {place[1]}"

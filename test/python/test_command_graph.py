@@ -116,3 +116,31 @@ def test_debug_prints_the_plan(capsys, monkeypatch):
   np.testing.assert_array_equal((Tensor([1.0, 2.0], device="CPU").to("AMD:MOCK") * 2).numpy(), [2.0, 4.0])
   out = capsys.readouterr().out
   assert "command graph:\n  host: step 0 copy 8 bytes from CPU into staging" in out and "AMD:MOCK compute: step 1" in out
+
+
+@pytest.mark.parametrize("device", ["CPU", "AMD:MOCK"])
+def test_a_schedule_run_again_reuses_its_command_graph_and_lets_its_buffers_go(device):
+  from pytc import realize
+  x = RNG.standard_normal((3, 40)).astype(np.float32)
+  chain = lambda t: ((t * 2).exp() + 1).sum().sqrt()  # noqa: E731
+  chain(Tensor(x[0], device=device)).realize()
+  (scheduled,) = [s for s in realize._schedules.values() if s.command_graph is not None][-1:]
+  graph = scheduled.command_graph[1]
+  results = [chain(Tensor(row, device=device)).realize().numpy() for row in x]
+  assert scheduled.command_graph[1] is graph  # the graph built for the first call ran the others
+  np.testing.assert_allclose(results, np.sqrt((np.exp(2 * x) + 1).sum(1)), rtol=1e-5)
+  assert all(b is None for step in graph.steps for b in step.buffers)  # the kept graph holds none of the buffers it ran over
+
+
+def test_one_schedule_realized_from_several_threads_at_once():
+  rows = RNG.standard_normal((8, 300)).astype(np.float32)
+  results: dict[int, np.ndarray] = {}
+
+  def work(i: int) -> None:
+    for _ in range(20): results[i] = ((Tensor(rows[i]) * 3).softmax() + 1).numpy()
+
+  threads = [threading.Thread(target=work, args=(i,)) for i in range(len(rows))]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join()
+  e = np.exp(3 * rows - (3 * rows).max(1, keepdims=True))
+  np.testing.assert_allclose(np.stack([results[i] for i in range(len(rows))]), e / e.sum(1, keepdims=True) + 1, rtol=1e-5)
