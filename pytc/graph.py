@@ -79,6 +79,8 @@ def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
   with several sources.)"""
   if node.op == "buffer": return None, ()
   per_source = [src.leaves for src in node.srcs]
+  if len(per_source) == 2 and len(per_source[0]) == len(per_source[1]) == 1 and per_source[0][0] is not per_source[1][0]:
+    return per_source[0] + per_source[1], (1, (1,))  # two buffers (a * b): the general merge's answer, sooner
   first, first_source = (), -1
   for i, leaves in enumerate(per_source):
     if not leaves: continue

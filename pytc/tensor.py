@@ -35,6 +35,7 @@ BOOL_ARITHMETIC = {"add": "or", "mul": "and"}  # bool + is logical or and bool *
 
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  if all(s == shapes[0] for s in shapes[1:]): return tuple(shapes[0])
   rank = max(len(s) for s in shapes)
   padded = [(1,) * (rank - len(s)) + tuple(s) for s in shapes]
   result = []
@@ -164,9 +165,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       raise TypeError(fp8_storage_only("arithmetic", self.dtype if self.dtype.is_fp8 else other.dtype))
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
+      if other.dtype is self.dtype and other.shape == self.shape: return (other, self) if reverse else (self, other)
       dtype = least_upper_dtype(self.dtype, other.dtype)
       shape = broadcast_shape(self.shape, other.shape)
-      pair = (self.cast(dtype)._broadcast_to(shape), other.cast(dtype)._broadcast_to(shape))
+      pair = (self.cast(dtype)._expanded_to(shape), other.cast(dtype)._expanded_to(shape))
     elif isinstance(other, Scalar):
       # a Python scalar takes a float tensor's dtype, and an int tensor's when it is an int; else the lattice decides
       keeps = self.dtype.is_float or (not self.dtype.is_bool and isinstance(other, int) and not isinstance(other, bool))
@@ -178,6 +180,12 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     return self.reshape((1,) * (len(shape) - self.ndim) + self.shape).expand(shape)
+
+  def _expanded_to(self, shape: tuple[int, ...]) -> Tensor:
+    """_broadcast_to a shape that broadcast_shape gave for this one (the checks of reshape and expand would pass)."""
+    if self.shape == shape: return self
+    x = self if self.ndim == len(shape) else self._movement("reshape", (1,) * (len(shape) - self.ndim) + self.shape)
+    return x if x.shape == shape else x._movement("expand", shape)
 
   def _binary(self, op: str, other: Tensor | Scalar, reverse: bool = False, dtype: DType | None = None) -> Tensor:
     x, y = self._broadcasted(other, reverse)
@@ -301,7 +309,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     elif isinstance(y, Tensor): a, b = y._broadcasted(x, reverse=True)
     else: a, b = Tensor(LazyOp("const", dtypes.of_scalar(x), self.shape, self.device, arg=x))._broadcasted(y)
     shape = broadcast_shape(self.shape, a.shape)
-    condition, a, b = self.cast(dtypes.bool)._broadcast_to(shape), a._broadcast_to(shape), b._broadcast_to(shape)
+    condition, a, b = self.cast(dtypes.bool)._expanded_to(shape), a._expanded_to(shape), b._expanded_to(shape)
     return Tensor(LazyOp("where", a.dtype, shape, a.device, (condition.lazydata, a.lazydata, b.lazydata)))
   def logical_not(self) -> Tensor: return self._binary("cmpne", True, dtype=dtypes.bool) if self.dtype is dtypes.bool else self == 0
 
