@@ -8,7 +8,8 @@ order strides through memory. Such a kernel gets
 `pytc.loop_order = "reduce-outer"`: pytc-lower-kernels then keeps one accumulator per element of the
 innermost output range, loops the reduce ranges outside it and the output range innermost, so the hot
 loop walks contiguous memory and vectorizes. Only kernels whose reductions do not nest, and whose
-innermost output range has at most `max_accumulators` elements, are reordered; a kernel's `pytc.tune` may force or
+innermost output range has at most `max_accumulators` elements (default 65536: 256 KiB of f32, an L2's worth, split
+between the cores when it is the only output range), are reordered; a kernel's `pytc.tune` may force or
 forbid it (`reduce_outer`) among those. Reductions of a few steps each (a depthwise 3×3 window: 9) stay innermost:
 LLVM unrolls them in place and vectorizes the output loop around them (the kernel search found that order 4× faster).
 """
@@ -49,6 +50,6 @@ def wants_reduce_outer(kernel: ir.Operation, max_accumulators: int) -> bool:
 
 @register("pytc-order-loops", "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)",
           takes=("split", "scheduled", "kernel"))
-def order_loops(module: ir.Operation, max_accumulators: Limit = 16384) -> None:
+def order_loops(module: ir.Operation, max_accumulators: Limit = 65536) -> None:
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if KERNEL.get(fn) and wants_reduce_outer(fn.operation, max_accumulators): LOOP_ORDER.set(fn, LoopOrder.REDUCE_OUTER)
