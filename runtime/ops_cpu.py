@@ -272,15 +272,17 @@ class QueueStop(Exception):
 
   @classmethod
   def at(cls, command_buffer: bytes, offset: int, status: int, timeout: float) -> QueueStop:
-    packets = whole_packets(command_buffer[:offset])
+    """The stop at the packet at byte `offset` (whole, unless the status says it is malformed), said as the packets' decoder says it."""
+    index = len(whole_packets(command_buffer[:offset]))
     if status == MALFORMED:
       try: list(decode(command_buffer))
-      except ValueError as error: return cls(f"packet {len(packets)} (malformed)", f"ValueError: {error}")
-    packet = next(decode(command_buffer[offset:]))
+      except ValueError as error: return cls(f"packet {index} (malformed)", f"ValueError: {error}")
+      return cls(f"packet {index} (malformed)", f"ValueError: a packet that is not whole at byte {offset}")
+    packet = whole_packets(command_buffer[offset:])[0]
     if status == TIMED_OUT:
       signal, value = packet.fields
-      return cls(f"packet {len(packets)} (WAIT)", f"SignalTimeout: WAIT on signal {signal:#x} for {value} timed out after {timeout:g} s")
-    return cls(f"packet {len(packets)} ({packet.op.name})", "MemoryError: no memory for the slices of a split launch")
+      return cls(f"packet {index} (WAIT)", f"SignalTimeout: WAIT on signal {signal:#x} for {value} timed out after {timeout:g} s")
+    return cls(f"packet {index} ({packet.op.name})", "MemoryError: no memory for the slices of a split launch")
 
 
 def whole_packets(command_buffer: bytes) -> list[Packet]:
