@@ -172,8 +172,9 @@ class TinyJit:
         buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
     if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
     for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
-    before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
-    for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
+    if self.rng_calls:
+      before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
+      for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
     self.graph.run()
     GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result

@@ -223,7 +223,7 @@ class CommandGraph:
     for device in self.devices: device.synchronize()
 
   def _account(self) -> None:
-    GlobalCounters.time_sum_s += sum(max(ended.timestamp_ns - began.timestamp_ns, 0) for _, _, began, ended in self.finals) * 1e-9
+    for _, _, began, ended in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")
