@@ -73,7 +73,7 @@ class Schedule:
   kernels: ir.Module
   schedule_seconds: float
   executables: dict[str, Executable] = field(default_factory=dict)  # by device name
-  command_graph: Any = None  # (its programs' ids, the command graph it ran through), to run again (see pytc.realize.command_graph)
+  command_graph: Any = None  # the command graph it ran through, to run again (see pytc.realize.command_graph)
 
 
 

@@ -86,7 +86,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
            for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
   for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
-  graph = command_graph(scheduled, programs, [step for step, _ in steps])
+  graph = command_graph(scheduled, [step for step, _ in steps])
   kernels, moved = len(graph.kernel_args), len(steps) - len(graph.kernel_args)
   GlobalCounters.kernel_count += kernels
   if DEBUG >= 1:
@@ -97,20 +97,20 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   return [done.get(id(n), n) for n in outputs]
 
 
-def command_graph(scheduled: Schedule, programs: dict, steps: list[Step]) -> CommandGraph:
-  """Run the steps: through the command graph built when the schedule last ran with the same programs, its kernel arguments
-  re-pointed at these buffers, when it has only kernels on one device and is not running elsewhere; else through a new one,
-  kept with the schedule for the next run. Building a graph costs ~5 us a kernel (the launches' arguments, the order between
-  queues, the command buffers); re-pointing the arguments a fraction of that."""
-  key = tuple(map(id, programs.values()))
-  if (kept := scheduled.command_graph) is not None and kept[0] == key and not kept[1].lock.locked():
-    kept[1].run_over([step.buffers for step in steps])
-    return kept[1]
+def command_graph(scheduled: Schedule, steps: list[Step]) -> CommandGraph:
+  """Run the steps: through the command graph built when the schedule last ran (its programs, compiled once per schedule
+  and device, are the same), its kernel arguments re-pointed at these buffers, when it has only kernels on one device and
+  is not running elsewhere; else through a new one, kept with the schedule for the next run. Building a graph costs ~5 us
+  a kernel (the launches' arguments, the order between queues, the command buffers); re-pointing the arguments a fraction
+  of that."""
+  if (kept := scheduled.command_graph) is not None and not kept.lock.locked():
+    kept.run_over([step.buffers for step in steps])
+    return kept
   graph = CommandGraph(steps)
   graph.run()
   if all(step.kernel is not None for step in steps) and len({id(step.device) for step in steps}) == 1:
     graph.release_buffers()
-    scheduled.command_graph = (key, graph)
+    scheduled.command_graph = graph
   return graph
 
 

@@ -91,9 +91,9 @@ class CommandGraph:
   def _nodes(self, number: int, step: Step) -> list[Node]:
     """What a step does at each place it touches (a copy through staging: two places)."""
     device, first = step.device, step.buffers[0]
-    if step.kernel is not None:
-      self.kernel_args.append(args := step.kernel.args(list(step.buffers)))
-      launch = lambda queue: self._launch(queue, number, device, step.kernel, args)  # noqa: E731
+    if (kernel := step.kernel) is not None:
+      self.kernel_args.append(args := kernel.args(list(step.buffers)))
+      launch = lambda queue: self._launch(queue, number, device, kernel, args)  # noqa: E731
       return [Node((device, COMPUTE), launch, id(first), tuple(map(id, step.buffers[1:])), number, step.kernel.name)]
     source, second = step.source, step.buffers[1]
     nbytes, kind = min(first.nbytes, second.nbytes), how_copied(step)
@@ -190,9 +190,9 @@ class CommandGraph:
 
   def release_buffers(self) -> None:
     """Let go of the buffers the graph was built over (a graph kept to run again over others must not keep them alive): its
-    steps keep their devices and kernels, its kernel arguments the addresses, until run_over re-points them."""
+    steps keep their devices and kernels, its kernel arguments the addresses, until run_over re-points them (a kernel
+    step's node holds its kernel and arguments, not its buffers)."""
     self.steps = [Step(step.device, step.kernel, (None,) * len(step.buffers), step.source) for step in self.steps]
-    for node in self.nodes: node.encode = _encoded
 
   # ***** running *****
 
@@ -227,9 +227,6 @@ class CommandGraph:
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")
-
-
-def _encoded(queue: Any) -> None: raise RuntimeError("a command graph's steps are encoded once, when it is built")
 
 
 def place_name(place: Place) -> str: return "host" if place is None else f"{place[0].name} {place[1]}"

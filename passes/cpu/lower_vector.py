@@ -23,8 +23,16 @@ from mlir.dialects import arith, math, memref, scf, vector
 
 from pytc.dialects import uop
 from pytc.passes import range_size
-from pytc.passes.codegen import kernel_lowering
-from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, hoisting_depth, is_empty, reduce_identity, widen, widened_product
+from pytc.passes.codegen.kernel_lowering import (
+  KernelLowering,
+  combine,
+  hoisting_depth,
+  invariant_reductions,
+  is_empty,
+  reduce_identity,
+  widen,
+  widened_product,
+)
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
@@ -144,7 +152,7 @@ class VectorLowering(KernelLowering):
     the reduction is not such."""
     if not row_reducible(reduction, self.lanes): return None
     kind, element, k = reduce_kind(reduction), reduction.result.type, reduction.ranges[0]
-    for invariant in kernel_lowering.invariant_reductions(reduction): self.emit(invariant.result)
+    for invariant in invariant_reductions(reduction): self.emit(invariant.result)
     reassoc, ignoring_nan = ir.Attribute.parse("#arith.fastmath<reassoc>"), ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
     is_max, flags = kind == uop.ReduceKind.max, ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1))
     parts = next(p for p in (4, 2, 1) if range_size(k) % (p * self.lanes) == 0)  # independent partial results: no latency chain
