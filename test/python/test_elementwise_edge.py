@@ -429,3 +429,15 @@ def test_bfloat16_maximum_minimum_keep_denormals(size):
   x, y = Tensor(a, dtype=dtypes.bfloat16), Tensor(b, dtype=dtypes.bfloat16)
   np.testing.assert_array_equal(x.maximum(y).cast(dtypes.float32).numpy(), np.maximum(a, b))
   np.testing.assert_array_equal(x.minimum(y).cast(dtypes.float32).numpy(), np.minimum(a, b))
+
+
+def test_gelu_and_tanh_in_one_kernel_over_special_values():
+  """GELU's masks stay inline (one kernel): every lane of the vector code, and the tail, against NumPy at ±0, ±inf, NaN, huge and tiny."""
+  special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3e38, -3e38, 1e-30, -1e-30, 0.3, -0.55, 9.0], np.float32)
+  x = np.concatenate([special, np.random.default_rng(3).standard_normal(1001).astype(np.float32) * 4])
+  with np.errstate(over="ignore", invalid="ignore"):
+    gelu = (0.5 * x.astype(np.float64) * (1 + np.tanh(math.sqrt(2 / math.pi) * (x.astype(np.float64) + 0.044715 * x.astype(np.float64) ** 3))))
+  np.testing.assert_allclose(Tensor(x).gelu().numpy(), gelu.astype(np.float32), rtol=2e-6, atol=1e-7)
+  got = Tensor(x).tanh().numpy()
+  np.testing.assert_allclose(got, np.tanh(x), rtol=2e-6, atol=1e-30)
+  assert np.array_equal(np.signbit(got[:2]), [False, True])  # tanh keeps the sign of zero

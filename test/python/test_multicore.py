@@ -26,6 +26,14 @@ for k in (1, 6, 7, 64):
   assert np.allclose(Tensor(m).max(0).numpy(), m.max(0))
   ints = rng.integers(-9, 9, (k, 301)).astype(np.int32)
   assert np.array_equal(Tensor(ints).sum(0).numpy(), ints.sum(0)) and np.array_equal(Tensor(ints > 0).any(0).numpy(), (ints > 0).any(0))
+  special = m.copy()
+  special[:, :4] = np.array([np.nan, np.inf, -np.inf, -0.0], np.float32)  # whole columns: NaN and infinities survive the unrolled steps
+  special[-1, 4] = np.nan  # and a NaN in a column's last step
+  with np.errstate(invalid="ignore"): expected_sum = special.sum(0)
+  np.testing.assert_allclose(Tensor(special).sum(0).numpy(), expected_sum, atol=1e-4)
+  np.testing.assert_array_equal(Tensor(special).max(0).numpy(), special.max(0))
+  np.testing.assert_allclose((Tensor(np.ones((1, k), np.float32)) @ Tensor(special)).numpy(), np.ones((1, k), np.float32) @ special, atol=1e-4)
+assert Tensor(np.zeros((0, 301), np.float32)).sum(0).tolist() == [0.0] * 301 and Tensor(np.zeros((7, 0), np.float32)).sum(0).shape == (0,)
 print("ok")
 """
 
