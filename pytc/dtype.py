@@ -78,8 +78,8 @@ class dtypes:
     return dtypes.of_scalar(x)
   @staticmethod
   def from_numpy(dtype: np.dtype) -> DType:
-    for dt in dtypes.all:
-      if dt.numpy == np.dtype(dtype).name and dt.fmt is not None: return dt
+    dtype = np.dtype(dtype)
+    if (found := NUMPY_DTYPES.get(dtype) or NUMPY_DTYPES.get(dtype.name)) is not None: return found  # by name: any byte order
     raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no pytc dtype")
   @staticmethod
   def of_scalar(value: object) -> DType:
@@ -123,6 +123,9 @@ class dtypes:
 FLOAT_LAYOUTS: dict[str, tuple[int, int, int]] = {
   "fp8e4m3": (4, 3, 7), "fp8e5m2": (5, 2, 15), "fp8e4m3fnuz": (4, 3, 8), "fp8e5m2fnuz": (5, 2, 16),
   "float16": (5, 10, 15), "bfloat16": (8, 7, 127), "float32": (8, 23, 127), "float64": (11, 52, 1023)}
+
+# The dtype holding each NumPy dtype's elements as they are (not bfloat16 or fp8, which NumPy stores as unsigned ints)
+NUMPY_DTYPES: dict[np.dtype | str, DType] = {key: dt for dt in dtypes.all if dt.fmt is not None for key in (np.dtype(dt.numpy), dt.numpy)}
 
 # Every dtype by each name it has on `dtypes` (aliases included): what `to_dtype` and dtype strings accept.
 DTYPES_DICT: dict[str, DType] = {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith("default")}

@@ -228,6 +228,7 @@ class Functional:
 
   # *** nn functional ***
 
+  @templated
   def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis: int | tuple[int, ...] = 1) -> Tensor:
     weight, bias = (None if t is None else tensor_arg(t, name) for t, name in ((weight, "weight"), (bias, "bias")))
     mean, invstd = tensor_arg(mean, "mean"), tensor_arg(invstd, "invstd")

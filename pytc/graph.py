@@ -24,12 +24,14 @@ class LazyOp:
 
   def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
-    if len(srcs) == 1:  # the common case, without the general merge
+    if len(srcs) == 1:  # the common cases first, without the general merge
       self._leaves, key = srcs[0].leaves, (op, dtype.name, shape, device, arg if arg is None else arg_key(arg), srcs[0].structure)
+    elif not srcs:
+      self._leaves = None if op == "buffer" else ()
+      key = (op, dtype.name, shape, device, None if op == "buffer" or arg is None else arg_key(arg))
     else:
       self._leaves, wiring = merge_leaves(self)
-      arg_part = None if op == "buffer" or arg is None else arg_key(arg)
-      key = (op, dtype.name, shape, device, arg_part, tuple((src.structure, w) for src, w in zip(srcs, wiring)))
+      key = (op, dtype.name, shape, device, None if arg is None else arg_key(arg), *[src.structure for src in srcs], *wiring)
     if (structure := _structures.get(key)) is None:
       if len(_structures) >= STRUCTURE_LIMIT: _structures.clear()  # numbers stay unique: a structure seen again only misses the caches
       structure = _structures.setdefault(key, next(_numbers))  # atomic across threads
@@ -55,6 +57,7 @@ _numbers = itertools.count()
 STRUCTURE_LIMIT = getenv("PYTC_STRUCTURE_CACHE", 1 << 20)  # keys kept before the table starts afresh (a key is ~200 bytes)
 
 
+SMALL_MERGE = 16  # leaves searched in place, not through a table of positions
 PLAIN_ARGS, DOUBLE = {type(None), int, str}, struct.Struct("<d")
 
 
@@ -77,10 +80,14 @@ def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
   when all sources with leaves have the same ones, else per source the positions of its leaves among the node's, except
   for the first source with leaves: just their count (they are the node's first leaves, in order). (Hot: every node
   with several sources.)"""
-  if node.op == "buffer": return None, ()
   per_source = [src.leaves for src in node.srcs]
-  if len(per_source) == 2 and len(per_source[0]) == len(per_source[1]) == 1 and per_source[0][0] is not per_source[1][0]:
-    return per_source[0] + per_source[1], (1, (1,))  # two buffers (a * b): the general merge's answer, sooner
+  if len(per_source) == 2:
+    left, right = per_source
+    if left is right or not right or left == right: return left or right, (None, None)
+    if not left: return right, (None, None)
+    if len(right) == 1 and len(left) <= SMALL_MERGE:  # x op buffer: most binary ops while a graph grows
+      if (leaf := right[0]) in left: return left, (len(left), (left.index(leaf),))
+      return left + right, (len(left), (len(left),))
   first, first_source = (), -1
   for i, leaves in enumerate(per_source):
     if not leaves: continue

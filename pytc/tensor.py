@@ -237,6 +237,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def log(self) -> Tensor: return self._float_unary("log")
   def cos(self) -> Tensor: return self._float_unary("cos")
   def square(self) -> Tensor: return self * self
+  @templated
   def relu(self) -> Tensor:
     """max(self, 0) keeping NaN, with gradient 0 at 0 as torch (maximum would split it at the tie)."""
     return ((self < 0) | (self == 0)).where(0, self)

@@ -108,6 +108,16 @@ def test_bfloat16_from_numpy_keeps_nan_and_inf():
   assert np.array_equal(again[~nan], everything[~nan]) and np.isnan(to_numpy(again.tobytes(), dtypes.bfloat16, again.shape)[nan]).all()
 
 
+@pytest.mark.parametrize("kind", ["f2", "f4", "f8", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "?"])
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_numpy_arrays_of_either_byte_order_keep_their_values(kind, order):
+  values = np.array([0, 1, 2, 100, 127] if kind != "?" else [True, False, True, True, False]).astype(order + kind)
+  t = Tensor(values)
+  assert t.dtype.name == np.dtype(kind).name
+  np.testing.assert_array_equal(t.numpy(), values)
+  np.testing.assert_array_equal((t + t).numpy(), values + values)
+
+
 @pytest.mark.parametrize("shape", [(20,), (64, 20)])
 def test_bfloat16_cast_in_a_kernel_rounds_like_the_host(shape):
   """NaN stays NaN, overflow rounds to inf, denormals are kept (not flushed), ties go to even, both scalar and vector code."""

@@ -3,6 +3,8 @@ GlobalCounters.kernel_count after realize, inputs realized first), and each chec
 never needs more kernels; it needs fewer where a row's reductions (max, sum, mean, variance) run inside
 the kernel that consumes them, once per row (softmax, layernorm: 1; attention: 2, the softmax inside the
 second matmul)."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -128,6 +130,21 @@ def test_structure_tells_shared_inputs_apart():
   np.testing.assert_array_equal(different, np.full((4,), 10, np.float32))
   assert (x * x).lazydata.structure != (x * y).lazydata.structure
   assert (x * y).lazydata.structure == (y * x).lazydata.structure
+
+
+@pytest.mark.parametrize("count", [2, 5, 40])  # leaves found in place, and through the table of positions
+def test_structure_tells_apart_which_leaf_a_binary_op_reads_again(count):
+  xs = [Tensor(np.full((3,), i + 1, np.float32)) for i in range(count)]
+  total = functools.reduce(lambda a, b: a * 2 + b, xs)
+  again = [total * x for x in xs]
+  assert len({t.lazydata.structure for t in again}) == count
+  new = Tensor(np.full((3,), 7, np.float32))
+  assert (total * new).lazydata.structure not in {t.lazydata.structure for t in again}
+  expected = functools.reduce(lambda a, b: a * 2 + b, [np.float32(i + 1) for i in range(count)])
+  for i, t in enumerate(again): np.testing.assert_allclose(t.numpy(), np.full((3,), expected * (i + 1), np.float32), rtol=1e-6)
+  np.testing.assert_allclose((total * new).numpy(), np.full((3,), expected * 7, np.float32), rtol=1e-6)
+  rebuilt = functools.reduce(lambda a, b: a * 2 + b, [Tensor(np.full((3,), -1, np.float32)) for _ in range(count)])
+  assert (rebuilt * new).lazydata.structure == (total * new).lazydata.structure
 
 
 @pytest.mark.parametrize("columns, kernels", [(256, ["E_16_128", "r_16_256_128"]), (16, ["r_16_16_128"])])
