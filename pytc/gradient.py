@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, toposort
+from pytc.helpers import LRUCache, getenv
+from pytc.template import Recording, record, replay
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -92,14 +94,36 @@ NO_GRADIENT = {"detach", "cmplt", "cmpne", "cmpeq", "trunc", "idiv", "mod", "and
 
 def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Tensor]:
   """d(root)/d(node) for every node of `targets` in root's graph, keyed by id(node); zeros for those that root
-  reaches only through ops without a gradient (comparisons, where's condition, detach)."""
+  reaches only through ops without a gradient (comparisons, where's condition, detach). The gradient graph of a
+  forward graph seen before (the same structures wired the same way, the same targets) is replayed, not rebuilt."""
+  from pytc.tensor import Tensor
+  nodes = toposort([root.lazydata])
+  index = {id(node): i for i, node in enumerate(nodes)}
+  wanted = sorted({index[id(t)] for t in targets if id(t) in index})
+  shape: list[object] = [dtypes.default_float, dtypes.default_int, seed.lazydata.structure, index.get(id(seed.lazydata)), *wanted, None]
+  for node in nodes:  # each node's arity follows from its structure, so the flat list is unambiguous
+    shape.append(node.structure)
+    shape.extend([index[id(src)] for src in node.srcs])
+  inputs, key = nodes + [seed.lazydata], tuple(shape)
+  if (recording := _GRADIENT_GRAPHS.get(key)) is None:
+    built = _build_gradients(nodes, seed, [nodes[i] for i in wanted])
+    outputs = [built[i].lazydata for i in range(len(wanted))]
+    if (recording := record(outputs, inputs)) is not None: _GRADIENT_GRAPHS[key] = recording
+    else: return {id(nodes[w]): g for w, g in zip(wanted, built)}
+  return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs))}
+
+
+_GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(getenv("PYTC_GRADIENT_CACHE", 256))  # by the forward graph's shape
+
+
+def _build_gradients(nodes: list[LazyOp], seed: Tensor, targets: list[LazyOp]) -> list[Tensor]:
+  """The gradient of each target by the rules, over `nodes` (the root's graph in topological order, the root last)."""
   from pytc.tensor import Tensor
   wanted = {id(t) for t in targets}
-  nodes = toposort([root.lazydata])
   needed: set[int] = set()
   for node in nodes:
     if id(node) in wanted or any(id(s) in needed for s in node.srcs): needed.add(id(node))
-  grads: dict[int, Tensor] = {id(root.lazydata): seed}
+  grads: dict[int, Tensor] = {id(nodes[-1]): seed}
   for node in reversed(nodes):
     if id(node) not in grads or node.op in NO_GRADIENT or not any(id(s) in needed for s in node.srcs): continue
     if node.op not in RULES: raise NotImplementedError(f"no gradient rule for {node.op}")
@@ -107,5 +131,4 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
     for src, src_grad in zip(node.srcs, RULES[node.op](g, Tensor(node), tuple(Tensor(s) for s in node.srcs), node.arg)):
       if src_grad is None or id(src) not in needed: continue
       grads[id(src)] = grads[id(src)] + src_grad if id(src) in grads else src_grad
-  return {id(node): grads[id(node)] if id(node) in grads else Tensor(LazyOp("const", node.dtype, node.shape, node.device, arg=0.0))
-          for node in nodes if id(node) in wanted}
+  return [grads[id(t)] if id(t) in grads else Tensor(LazyOp("const", t.dtype, t.shape, t.device, arg=0.0)) for t in targets]

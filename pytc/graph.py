@@ -85,9 +85,14 @@ def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
     left, right = per_source
     if left is right or not right or left == right: return left or right, (None, None)
     if not left: return right, (None, None)
-    if len(right) == 1 and len(left) <= SMALL_MERGE:  # x op buffer: most binary ops while a graph grows
+    if len(right) == 1 and len(left) < SMALL_MERGE:  # x op buffer
       if (leaf := right[0]) in left: return left, (len(left), (left.index(leaf),))
       return left + right, (len(left), (len(left),))
+    if len(left) + len(right) <= SMALL_MERGE:  # searched in place: most binary ops while a graph grows
+      merged = list(left)
+      for leaf in right:
+        if leaf not in merged: merged.append(leaf)
+      return tuple(merged), (len(left), tuple([merged.index(leaf) for leaf in right]))
   first, first_source = (), -1
   for i, leaves in enumerate(per_source):
     if not leaves: continue

@@ -11,16 +11,17 @@ from pytc.graph import LazyOp, arg_key
 from pytc.helpers import LRUCache, getenv
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
-_TEMPLATES: LRUCache[tuple, tuple[Step, ...] | None] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
+Recording = tuple[tuple[Step, ...], tuple[int, ...]]  # the steps, and where each output is among the inputs and steps
+_TEMPLATES: LRUCache[tuple, Recording | None] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
 TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
 
-def record(output: LazyOp, inputs: list[LazyOp]) -> tuple[Step, ...] | None:
-  """The steps that compute `output` from `inputs` (sources are positions: the inputs, then earlier steps);
-  None when the graph reads data other than the inputs (a buffer made inside is not rebuilt)."""
+def record(outputs: list[LazyOp], inputs: list[LazyOp]) -> Recording | None:
+  """The steps that compute `outputs` from `inputs` (sources are positions: the inputs, then earlier steps) and the
+  outputs' positions; None when the graph reads data other than the inputs (a buffer made inside is not rebuilt)."""
   position = {id(node): i for i, node in enumerate(inputs)}
   steps: list[Step] = []
-  stack = [(output, False)]
+  stack = [(output, False) for output in reversed(outputs)]
   while stack:
     node, expanded = stack.pop()
     if id(node) in position: continue
@@ -31,13 +32,15 @@ def record(output: LazyOp, inputs: list[LazyOp]) -> tuple[Step, ...] | None:
     if node.op == "buffer": return None
     steps.append((node.op, node.dtype, node.shape, node.device, tuple(position[id(src)] for src in node.srcs), node.arg))
     position[id(node)] = len(inputs) + len(steps) - 1
-  return tuple(steps)
+  return tuple(steps), tuple(position[id(output)] for output in outputs)
 
 
-def replay(steps: tuple[Step, ...], inputs: list[LazyOp]) -> LazyOp:
+def replay(recording: Recording, inputs: list[LazyOp]) -> list[LazyOp]:
+  """The recorded outputs, rebuilt over `inputs`."""
+  steps, outputs = recording
   nodes = list(inputs)
-  for op, dtype, shape, device, sources, arg in steps: nodes.append(LazyOp(op, dtype, shape, device, tuple(nodes[i] for i in sources), arg))
-  return nodes[-1]
+  for op, dtype, shape, device, sources, arg in steps: nodes.append(LazyOp(op, dtype, shape, device, tuple(map(nodes.__getitem__, sources)), arg))
+  return [nodes[i] for i in outputs]
 
 
 def templated(method: Callable) -> Callable:
@@ -49,15 +52,17 @@ def templated(method: Callable) -> Callable:
     tensor_type = type(self)
     tensors = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, tensor_type)]
     try:
-      key = (method.__qualname__, tuple((t.shape, t.dtype.name, t.device) for t in tensors),
+      nodes = [id(t.lazydata) for t in tensors]
+      aliases = None if len(set(nodes)) == len(nodes) else tuple(map(nodes.index, nodes))  # the recording reads each node once
+      key = (method.__qualname__, aliases, tuple((t.shape, t.dtype.name, t.device) for t in tensors),
              tuple(TENSOR if isinstance(a, tensor_type) else arg_key(a) for a in args),
              tuple(sorted((k, TENSOR if isinstance(v, tensor_type) else arg_key(v)) for k, v in kwargs.items())))
-      steps = _TEMPLATES.get(key, False)
+      recording = _TEMPLATES.get(key, False)
     except TypeError: return method(self, *args, **kwargs)  # an unhashable argument: no template
-    if steps is False:
+    if recording is False:
       result = method(self, *args, **kwargs)
-      _TEMPLATES[key] = steps = record(result.lazydata, [t.lazydata for t in tensors])
+      _TEMPLATES[key] = record([result.lazydata], [t.lazydata for t in tensors])
       return result
-    if steps is None: return method(self, *args, **kwargs)
-    return tensor_type(replay(steps, [t.lazydata for t in tensors]))
+    if recording is None: return method(self, *args, **kwargs)
+    return tensor_type(replay(recording, [t.lazydata for t in tensors])[0])
   return call

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pytc import Tensor, dtypes
+from pytc import Tensor, dtypes, gradient
 
 F64 = dtypes.float64
 rng = np.random.default_rng(0)
@@ -101,3 +101,40 @@ def test_backward_errors():
     with pytest.raises(RuntimeError, match="no_grad"): (x * 2).sum().backward()
   finally:
     Tensor.no_grad = False
+
+
+def gradients_of(fn, arrays, weights) -> list[np.ndarray]:
+  tensors = [Tensor(a, requires_grad=True) for a in arrays]
+  (fn(*tensors) * Tensor(weights)).sum().backward()
+  return [t.grad.numpy() for t in tensors]
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_a_replayed_gradient_graph_matches_one_built_afresh(name):
+  fn, shapes = OPS[name]
+  first, second = ([rng.uniform(-1.5, 1.5, shape) for shape in shapes] for _ in range(2))
+  weights = rng.uniform(0.5, 1.5, fn(*[Tensor(a) for a in first]).shape)
+  gradient._GRADIENT_GRAPHS.clear()
+  gradients_of(fn, first, weights)
+  replayed = gradients_of(fn, second, weights)
+  gradient._GRADIENT_GRAPHS.clear()
+  for ours, fresh in zip(replayed, gradients_of(fn, second, weights)): np.testing.assert_array_equal(ours, fresh)
+
+
+def test_replayed_gradients_follow_the_wiring_and_the_targets():
+  a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+  for _ in range(2):  # the second round replays what the first recorded
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    (x * y).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), b)
+    np.testing.assert_array_equal(y.grad.numpy(), a)
+    x = Tensor(a, requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * a)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=False)
+    (x * y).sum().backward()
+    assert y.grad is None
+    np.testing.assert_array_equal(x.grad.numpy(), b)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    (x * y).sum().backward(Tensor(2.0, dtype=F64))
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * b)

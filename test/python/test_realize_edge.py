@@ -373,3 +373,21 @@ def test_random_calls_from_threads_never_share_a_key():
   tensors = [t for each in drawn for t in each]
   Tensor.realize(*tensors)
   assert len({t.numpy().tobytes() for t in tensors}) == 200
+
+
+@pytest.mark.parametrize("same_first", [True, False])
+def test_template_signatures_tell_one_tensor_twice_from_two(same_first):
+  from pytc.template import templated
+
+  @templated
+  def mix(x: Tensor, y: Tensor, z: Tensor) -> Tensor: return x * 100 + y * 10 + z
+  rng = np.random.default_rng(3)
+  x, a, b = (rng.standard_normal((3, 3)).astype(np.float32) for _ in range(3))
+  calls = [(x, x), (a, b)] if same_first else [(a, b), (x, x)]
+  for left, right in calls * 2:
+    lt = Tensor(left)
+    rt = lt if right is left else Tensor(right)
+    np.testing.assert_allclose(lt.dot(rt).numpy(), left @ right, rtol=1e-5, atol=1e-5)
+  p, q = Tensor([1.0]), Tensor([2.0])
+  for args, want in [((p, p, q), 112.0), ((p, q, p), 121.0), ((q, p, p), 211.0), ((p, q, q), 122.0), ((p, p, p), 111.0)] * 2:
+    np.testing.assert_equal(mix(*args).numpy(), [want])
