@@ -29,6 +29,7 @@ class _Device:
     return base.upper() + (f":{rest}" if rest else "")
 
   def __getitem__(self, name: str) -> object:
+    if type(name) is str and (device := self._opened.get(name)) is not None: return device  # a canonical name of an open device
     name = self.canonicalize(name)
     if (device := self._opened.get(name)) is not None: return device
     with self._opening:

@@ -77,17 +77,11 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
              "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
-  compile_seconds, programs, kernels = 0.0, {}, kernels_by_device(scheduled.launches, home)
-  for device_name, names in kernels.items():
-    executable = compile_kernels(scheduled, Device[device_name], kernels=names if len(kernels) > 1 else None)
-    compile_seconds += executable.compile_seconds
-    programs[device_name] = executable.program
-  devices = {name: Device[name] for name in {home, *(launch.device for launch in scheduled.launches if launch.device)}}
-  steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
-           for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
-  for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
-  graph = command_graph(scheduled, [step for step, _ in steps])
-  kernels, moved = len(graph.kernel_args), len(steps) - len(graph.kernel_args)
+  if (kept := scheduled.command_graph) is not None and not CAPTURES.launches and not kept.lock.locked():
+    kept.run_over([tuple(buffers[role][i].raw for role, i in launch.args) for launch in scheduled.launches])
+    graph, compile_seconds = kept, 0.0
+  else: graph, compile_seconds = first_run(scheduled, buffers, home)
+  kernels, moved = len(graph.kernel_args), len(graph.steps) - len(graph.kernel_args)
   GlobalCounters.kernel_count += kernels
   if DEBUG >= 1:
     what = f"{kernels} kernels" + (f", {moved} transfers" if moved else "")
@@ -97,12 +91,27 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   return [done.get(id(n), n) for n in outputs]
 
 
+def first_run(scheduled: Schedule, buffers: dict[str, list[Buffer]], home: str) -> tuple[CommandGraph, float]:
+  """Run a schedule over `buffers` the whole way: its kernels compiled (or found) per device, its steps shown to the TinyJit
+  captures in progress, a command graph built (and kept, when it can run again: see command_graph); with the compile seconds."""
+  compile_seconds, programs, kernels = 0.0, {}, kernels_by_device(scheduled.launches, home)
+  for device_name, names in kernels.items():
+    executable = compile_kernels(scheduled, Device[device_name], kernels=names if len(kernels) > 1 else None)
+    compile_seconds += executable.compile_seconds
+    programs[device_name] = executable.program
+  devices = {name: Device[name] for name in {home, *(launch.device for launch in scheduled.launches if launch.device)}}
+  steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
+           for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
+  for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
+  return command_graph(scheduled, [step for step, _ in steps]), compile_seconds
+
+
 def command_graph(scheduled: Schedule, steps: list[Step]) -> CommandGraph:
   """Run the steps: through the command graph built when the schedule last ran (its programs, compiled once per schedule
   and device, are the same), its kernel arguments re-pointed at these buffers, when it has only kernels on one device and
-  is not running elsewhere; else through a new one, kept with the schedule for the next run. Building a graph costs ~5 us
-  a kernel (the launches' arguments, the order between queues, the command buffers); re-pointing the arguments a fraction
-  of that."""
+  is not running elsewhere; else through a new one, kept with the schedule for the next run (which realize then runs
+  directly, without steps). Building a graph costs ~5 us a kernel (the launches' arguments, the order between queues, the
+  command buffers); re-pointing the arguments a fraction of that."""
   if (kept := scheduled.command_graph) is not None and not kept.lock.locked():
     kept.run_over([step.buffers for step in steps])
     return kept

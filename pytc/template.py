@@ -12,7 +12,7 @@ from pytc.helpers import LRUCache, getenv
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
 Recording = tuple[tuple[Step, ...], tuple[int, ...]]  # the steps, and where each output is among the inputs and steps
-_TEMPLATES: LRUCache[tuple, Recording | None] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
+_TEMPLATES: LRUCache[tuple, tuple[bool, Recording | None]] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
 TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
 
@@ -44,9 +44,9 @@ def replay(recording: Recording, inputs: list[LazyOp]) -> list[LazyOp]:
 
 
 def templated(method: Callable) -> Callable:
-  """Decorate a deterministic Tensor method whose result depends only on its Tensor arguments' graphs and on
-  its other (hashable) arguments: calls with the same signature share one recorded graph. Arguments key as graph
-  nodes' do (graph.arg_key): 0.0 and -0.0, and 1, 1.0 and True, are different signatures."""
+  """Decorate a deterministic Tensor method, returning a Tensor or a tuple of them, whose results depend only on its
+  Tensor arguments' graphs and on its other (hashable) arguments: calls with the same signature share one recorded
+  graph. Arguments key as graph nodes' do (graph.arg_key): 0.0 and -0.0, and 1, 1.0 and True, are different signatures."""
   @functools.wraps(method)
   def call(self, *args, **kwargs):
     tensor_type = type(self)
@@ -61,8 +61,11 @@ def templated(method: Callable) -> Callable:
     except TypeError: return method(self, *args, **kwargs)  # an unhashable argument: no template
     if recording is False:
       result = method(self, *args, **kwargs)
-      _TEMPLATES[key] = record([result.lazydata], [t.lazydata for t in tensors])
+      outputs = result if isinstance(result, tuple) else (result,)
+      _TEMPLATES[key] = (isinstance(result, tuple), record([t.lazydata for t in outputs], [t.lazydata for t in tensors]))
       return result
+    several, recording = recording
     if recording is None: return method(self, *args, **kwargs)
-    return tensor_type(replay(recording, [t.lazydata for t in tensors])[0])
+    outputs = tuple(map(tensor_type, replay(recording, [t.lazydata for t in tensors])))
+    return outputs if several else outputs[0]
   return call

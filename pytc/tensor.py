@@ -747,6 +747,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)
   def __matmul__(self, w: Tensor) -> Tensor: return self.matmul(w)
   def __rmatmul__(self, w: Tensor) -> Tensor: return self.matmul(w, True)
+  @templated
   def linear(self, weight: Tensor, bias: Tensor | None = None, dtype: DType | str | None = None) -> Tensor:
     """self @ weight + bias (self * weight for a 1-D weight); `dtype` as dot's."""
     weight, bias = tensor_arg(weight, "weight"), bias if bias is None else tensor_arg(bias, "bias")
@@ -758,6 +759,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if num_classes < 0: raise ValueError(f"one_hot needs num_classes >= 0, got {num_classes}")
     return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).where(1, 0)
 
+  @templated
   def sparse_categorical_crossentropy(self, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
                                       reduction: str = "mean") -> Tensor:
     """Cross-entropy of logits `self` (..., classes) against integer labels `Y` (...)."""

@@ -4,6 +4,7 @@ reuses the same compiled schedule."""
 from __future__ import annotations
 
 from pytc.device import Device
+from pytc.template import templated
 from pytc.tensor import Tensor
 
 
@@ -116,15 +117,23 @@ class LAMB(Optimizer):
     t = self.t + 1
     result, m_scale, v_scale = [(self.t, t)], 1 - self.b1 ** t, 1 - self.b2 ** t  # the moments' bias corrections, shared
     for p, m, v in zip(self.params, self.m, self.v):
-      g = p.grad.detach()
-      new_m, new_v = m * self.b1 + g * (1 - self.b1), v * self.b2 + g * g * (1 - self.b2)
-      step = (new_m / m_scale) / ((new_v / v_scale).sqrt() + self.eps)
-      if self.weight_decay: step = step + self.weight_decay * p.detach()
-      if not self.adam:
-        weight_norm, step_norm = p.detach().square().sum().sqrt(), step.square().sum().sqrt()
-        step = step * ((weight_norm > 0) & (step_norm > 0)).where(weight_norm / step_norm, 1.0)
-      result += [(m, new_m), (v, new_v), (p, p.detach() - step * self.lr)]
+      new_m, new_v, new_p = lamb_update(p.detach(), p.grad.detach(), m, v, m_scale, v_scale, self.lr, self.b1, self.b2, self.eps,
+                                        self.weight_decay, self.adam)
+      result += [(m, new_m), (v, new_v), (p, new_p)]
     return result
+
+
+@templated
+def lamb_update(w: Tensor, g: Tensor, m: Tensor, v: Tensor, m_scale: Tensor, v_scale: Tensor, lr: float | Tensor, b1: float, b2: float,
+                eps: float, weight_decay: float, adam: bool) -> tuple[Tensor, Tensor, Tensor]:
+  """One parameter's new moments and value (a graph template: every step rebuilds the same graph)."""
+  new_m, new_v = m * b1 + g * (1 - b1), v * b2 + g * g * (1 - b2)
+  step = (new_m / m_scale) / ((new_v / v_scale).sqrt() + eps)
+  if weight_decay: step = step + weight_decay * w
+  if not adam:
+    weight_norm, step_norm = w.square().sum().sqrt(), step.square().sum().sqrt()
+    step = step * ((weight_norm > 0) & (step_norm > 0)).where(weight_norm / step_norm, 1.0)
+  return new_m, new_v, w - step * lr
 
 
 def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, device: str | None = None,
