@@ -25,6 +25,18 @@ def test_replay_computes_with_new_inputs_and_builds_no_schedule():
     if call >= 2: assert GlobalCounters.schedules_built == 0 and GlobalCounters.kernel_count == 1
 
 
+def test_a_schedule_run_plainly_before_is_captured_and_replayed():
+  def compute(x: Tensor, y: Tensor) -> Tensor: return ((x - y).exp() * 3).sum(axis=0)
+  rng = np.random.default_rng(5)
+  arrays = [(rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal((6, 5)).astype(np.float32)) for _ in range(8)]
+  for a, b in arrays[:3]:  # plainly: the schedule keeps its command graph and runs it directly from the second call
+    np.testing.assert_allclose(compute(Tensor(a), Tensor(b)).numpy(), (np.exp(a - b) * 3).sum(0), rtol=1e-5)
+  step = TinyJit(lambda x, y: compute(x, y).realize())
+  for a, b in arrays[3:]:
+    np.testing.assert_allclose(step(Tensor(a), Tensor(b)).numpy(), (np.exp(a - b) * 3).sum(0), rtol=1e-5)
+  assert step.graph is not None and len(step.steps) == 1  # the captured kernel
+
+
 @pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.int8])
 def test_inplace_add_to_an_input_lands_on_every_call(dtype):
   @TinyJit

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pytc import GlobalCounters, Tensor, dtypes, nn
-from pytc.nn.optim import SGD, Adam, AdamW
+from pytc.nn.optim import LAMB, SGD, Adam, AdamW
 from pytc.nn.state import get_parameters, get_state_dict, load_state_dict, safe_load, safe_save
 
 
@@ -82,6 +82,38 @@ def test_adam_matches_the_reference_update():
     m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
     expected = expected - 0.01 * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
   np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5)
+
+
+def lamb_reference(w: np.ndarray, g: np.ndarray, steps: int, lr: float, b1: float, b2: float, eps: float, wd: float, adam: bool) -> np.ndarray:
+  m = v = np.zeros_like(w, np.float64)
+  w = w.astype(np.float64)
+  for t in range(1, steps + 1):
+    m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    step = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + wd * w
+    if not adam:
+      w_norm, s_norm = np.linalg.norm(w), np.linalg.norm(step)
+      step = step * (w_norm / s_norm if w_norm > 0 and s_norm > 0 else 1.0)
+    w = w - lr * step
+  return w
+
+
+def test_optimizers_of_several_settings_stepped_in_turn_each_match_the_reference():
+  rng = np.random.default_rng(2)
+  settings = [dict(lr=0.01, b1=0.9, b2=0.999, eps=1e-8, wd=0.0, adam=True), dict(lr=0.02, b1=0.8, b2=0.99, eps=1e-6, wd=0.1, adam=True),
+              dict(lr=0.01, b1=0.9, b2=0.999, eps=1e-6, wd=0.01, adam=False)]
+  cases = []
+  for s in settings:
+    for shape in [(3,), (2, 4)]:
+      w0, g = rng.standard_normal(shape).astype(np.float32), rng.standard_normal(shape).astype(np.float32)
+      w = Tensor(w0.copy(), requires_grad=True)
+      optimizer = LAMB([w], lr=s["lr"], b1=s["b1"], b2=s["b2"], eps=s["eps"], weight_decay=s["wd"], adam=s["adam"])
+      cases.append((w, g, optimizer, lamb_reference(w0, g, 4, **s)))
+  for _ in range(4):  # each setting and shape is one graph template, replayed from the second step on
+    for w, g, optimizer, _ in cases:
+      optimizer.zero_grad()
+      (w * Tensor(g)).sum().backward()
+      optimizer.step()
+  for w, _, _, expected in cases: np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_optimizer_errors():
