@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, toposort
 from pytc.helpers import LRUCache, getenv
-from pytc.template import Recording, record, replay
+from pytc.template import Recording, leaf_pool, record, replay
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -110,7 +110,8 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
     outputs = [built[i].lazydata for i in range(len(wanted))]
     if (recording := record(outputs, inputs)) is not None: _GRADIENT_GRAPHS[key] = recording
     else: return {id(nodes[w]): g for w, g in zip(wanted, built)}
-  return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs))}
+  leaves = leaf_pool([nodes[-1], seed.lazydata])  # the forward nodes' leaves follow from the key, the seed's may not
+  return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs, leaves))}
 
 
 _GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(getenv("PYTC_GRADIENT_CACHE", 256))  # by the forward graph's shape

@@ -11,7 +11,20 @@ from pytc.graph import LazyOp, arg_key
 from pytc.helpers import LRUCache, getenv
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
-Recording = tuple[tuple[Step, ...], tuple[int, ...]]  # the steps, and where each output is among the inputs and steps
+Leaves = int | slice | tuple[int, ...]  # a step's leaves: those of node k, or a slice or the positions of the pool's
+Plan = tuple[tuple[int, Leaves], ...]  # per step, its structure number and its leaves
+PLANS = 8  # plans kept per recording: the signatures of inputs it is replayed over, most often one
+
+
+class Recording:
+  """The steps of a recorded graph, where each output is among the inputs and steps, and plans: for inputs of known structures
+  and leaves, each step's structure number and leaves, so that replaying over such inputs makes nodes without keying them."""
+  __slots__ = ("steps", "outputs", "plans")
+
+  def __init__(self, steps: tuple[Step, ...], outputs: tuple[int, ...]):
+    self.steps, self.outputs, self.plans = steps, outputs, {}
+
+
 _TEMPLATES: LRUCache[tuple, tuple[bool, Recording | None]] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
 TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
@@ -32,15 +45,62 @@ def record(outputs: list[LazyOp], inputs: list[LazyOp]) -> Recording | None:
     if node.op == "buffer": return None
     steps.append((node.op, node.dtype, node.shape, node.device, tuple(position[id(src)] for src in node.srcs), node.arg))
     position[id(node)] = len(inputs) + len(steps) - 1
-  return tuple(steps), tuple(position[id(output)] for output in outputs)
+  return Recording(tuple(steps), tuple(position[id(output)] for output in outputs))
 
 
-def replay(recording: Recording, inputs: list[LazyOp]) -> list[LazyOp]:
-  """The recorded outputs, rebuilt over `inputs`."""
-  steps, outputs = recording
+def leaf_pool(inputs: list[LazyOp]) -> tuple[tuple[LazyOp, ...], tuple]:
+  """The leaves of all inputs (the first's, then the others' not among them yet) and the signature of how each input's
+  leaves are found among them (the first's are the first)."""
+  first = inputs[0].leaves
+  pool, index, pattern = list(first), None, [len(first)]
+  for node in inputs[1:]:
+    if (leaves := node.leaves) is first or not leaves:
+      pattern.append(None if leaves else ())
+      continue
+    if index is None: index = {id(leaf): i for i, leaf in enumerate(pool)}
+    spots = []
+    for leaf in leaves:
+      if (i := index.get(id(leaf))) is None:
+        i = index[id(leaf)] = len(pool)
+        pool.append(leaf)
+      spots.append(i)
+    pattern.append(tuple(spots))
+  return tuple(pool), tuple(pattern)
+
+
+def replay(recording: Recording, inputs: list[LazyOp], leaves: tuple[tuple[LazyOp, ...], object] | None = None) -> list[LazyOp]:
+  """The recorded outputs, rebuilt over `inputs`. `leaves`: the inputs' leaf pool and a signature of how the inputs' leaves
+  lie in it, when the caller knows them (else leaf_pool's, with the inputs' structures)."""
+  pool, signature = leaves or leaf_pool(inputs)
+  if leaves is None: signature = (tuple([node.structure for node in inputs]), signature)
   nodes = list(inputs)
-  for op, dtype, shape, device, sources, arg in steps: nodes.append(LazyOp(op, dtype, shape, device, tuple(map(nodes.__getitem__, sources)), arg))
-  return [nodes[i] for i in outputs]
+  if (plan := recording.plans.get(signature)) is None:
+    for op, dtype, shape, device, sources, arg in recording.steps:
+      nodes.append(LazyOp(op, dtype, shape, device, tuple(map(nodes.__getitem__, sources)), arg))
+    if len(recording.plans) < PLANS: recording.plans[signature] = make_plan(nodes, len(inputs), pool)
+  else:
+    new = object.__new__
+    for (op, dtype, shape, device, sources, arg), (structure, spec) in zip(recording.steps, plan):
+      node = new(LazyOp)
+      node.op, node.dtype, node.shape, node.device, node.srcs, node.arg, node.structure = \
+        op, dtype, shape, device, tuple(map(nodes.__getitem__, sources)), arg, structure
+      node._leaves = nodes[spec].leaves if type(spec) is int else pool[spec] if type(spec) is slice else tuple(map(pool.__getitem__, spec))
+      nodes.append(node)
+  return [nodes[i] for i in recording.outputs]
+
+
+def make_plan(nodes: list[LazyOp], inputs: int, pool: tuple[LazyOp, ...]) -> Plan:
+  """Each step's structure number and leaves: those of the first node holding the same tuple, else where they lie in the pool."""
+  holder = {id(node.leaves): k for k, node in enumerate(nodes[:inputs]) if node._leaves is not None}
+  index = {id(leaf): i for i, leaf in enumerate(pool)}
+  plan = []
+  for k, node in enumerate(nodes[inputs:], inputs):
+    if (spec := holder.get(id(node._leaves))) is None:
+      spots = tuple(index[id(leaf)] for leaf in node._leaves)
+      spec = slice(0, len(spots)) if spots == tuple(range(len(spots))) else spots
+      holder[id(node._leaves)] = k
+    plan.append((node.structure, spec))
+  return tuple(plan)
 
 
 def templated(method: Callable) -> Callable:

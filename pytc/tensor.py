@@ -451,7 +451,11 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       new_shape = tuple(self.numel() // known if d == -1 and known else d for d in new_shape)
     if any(d < 0 for d in new_shape) or math.prod(new_shape) != self.numel():
       raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) to {new_shape}")
-    return self if new_shape == self.shape else self._movement("reshape", new_shape)
+    if new_shape == self.shape: return self
+    if (node := self.lazydata).op == "reshape":  # a reshape of a reshape is one reshape of the first's source
+      source = node.srcs[0]
+      return Tensor(source) if new_shape == source.shape else Tensor(LazyOp("reshape", self.dtype, new_shape, self.device, (source,)))
+    return self._movement("reshape", new_shape)
 
   def permute(self, order, *args) -> Tensor:
     order = tuple(self._axis(a) for a in argfix(order, *args))
