@@ -172,7 +172,16 @@ def realize_assigns(outputs: list[LazyOp]) -> list[LazyOp]:
   assigns = [(n.srcs[0], v) for n, v in zip(outputs, values) if n.op == "assign"]
   done = realize(values, {id(v): target.arg for target, v in assigns if uses[id(v)] == 1})
   computed = [node for n, node in zip(outputs, done) if n.op == "assign"]
-  copies = [(target, LazyOp("contiguous", node.dtype, node.shape, node.device, (node,))) for (target, _), node in zip(assigns, computed)
-            if node.arg is not target.arg]
-  if copies: realize([copy for _, copy in copies], {id(copy): target.arg for target, copy in copies})
+  copy_into_targets([(target, node) for (target, _), node in zip(assigns, computed) if node.arg is not target.arg])
   return [n.srcs[0] if n.op == "assign" else node for n, node in zip(outputs, done)]
+
+
+def copy_into_targets(copies: list[tuple[LazyOp, LazyOp]]) -> None:
+  """Copy each computed buffer into its target's, after everything that computed them ran: on the host, when both are in host
+  memory and no TinyJit capture is recording (a replay must run the copies too), else by kernels."""
+  if not copies: return
+  if not CAPTURES.launches and all(Device[node.device].allocator.host_memory for _, node in copies):
+    for target, node in copies: Device[target.device].allocator.copyin(target.arg.raw, node.arg.raw.as_memoryview())
+    return
+  kernels = [(target, LazyOp("contiguous", node.dtype, node.shape, node.device, (node,))) for target, node in copies]
+  realize([copy for _, copy in kernels], {id(copy): target.arg for target, copy in kernels})

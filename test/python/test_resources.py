@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytc import Device, GlobalCounters, Tensor, TinyJit, graph, realize, template
+from pytc import Device, GlobalCounters, Tensor, TinyJit, gradient, graph, realize, template
 from pytc.helpers import LRUCache
 from pytc.runtime import DeviceError, Signal
 from pytc.runtime.hcq import SUBMIT_LOCK
@@ -95,6 +95,15 @@ def test_template_cache_is_bounded(monkeypatch):
     x = np.arange(n * 2, dtype=np.float32).reshape(2, n)
     np.testing.assert_allclose(Tensor(x).softmax(-1).numpy(), np.exp(x) / np.exp(x).sum(-1, keepdims=True), rtol=1e-5)
   assert len(template._TEMPLATES) == 2
+
+
+def test_gradient_graph_cache_is_bounded(monkeypatch):
+  monkeypatch.setattr(gradient, "_GRADIENT_GRAPHS", LRUCache(2))
+  for n in range(3, 7):
+    x = Tensor(np.arange(n, dtype=np.float32), requires_grad=True)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.arange(n, dtype=np.float32))
+  assert len(gradient._GRADIENT_GRAPHS) == 2
 
 
 def test_jit_capture_replays_after_its_schedule_is_evicted():
