@@ -80,7 +80,7 @@ class dtypes:
   def from_numpy(dtype: np.dtype) -> DType:
     dtype = np.dtype(dtype)
     if (found := NUMPY_DTYPES.get(dtype) or NUMPY_DTYPES.get(dtype.name)) is not None: return found  # by name: any byte order
-    raise TypeError(f"NumPy dtype {np.dtype(dtype)} has no pytc dtype")
+    raise TypeError(f"NumPy dtype {dtype} has no pytc dtype")
   @staticmethod
   def of_scalar(value: object) -> DType:
     if isinstance(value, bool | np.bool_): return dtypes.bool

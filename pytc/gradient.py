@@ -100,15 +100,14 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
   nodes = toposort([root.lazydata])
   index = {id(node): i for i, node in enumerate(nodes)}
   wanted = sorted({index[id(t)] for t in targets if id(t) in index})
-  shape: list[object] = [dtypes.default_float, dtypes.default_int, seed.lazydata.structure, index.get(id(seed.lazydata)), *wanted, None]
+  parts: list[object] = [dtypes.default_float, dtypes.default_int, seed.lazydata.structure, index.get(id(seed.lazydata)), *wanted, None]
   for node in nodes:  # each node's arity follows from its structure, so the flat list is unambiguous
-    shape.append(node.structure)
-    shape.extend([index[id(src)] for src in node.srcs])
-  inputs, key = nodes + [seed.lazydata], tuple(shape)
+    parts.append(node.structure)
+    parts.extend([index[id(src)] for src in node.srcs])
+  inputs, key = nodes + [seed.lazydata], tuple(parts)
   if (recording := _GRADIENT_GRAPHS.get(key)) is None:
     built = _build_gradients(nodes, seed, [nodes[i] for i in wanted])
-    outputs = [built[i].lazydata for i in range(len(wanted))]
-    if (recording := record(outputs, inputs)) is not None: _GRADIENT_GRAPHS[key] = recording
+    if (recording := record([g.lazydata for g in built], inputs)) is not None: _GRADIENT_GRAPHS[key] = recording
     else: return {id(nodes[w]): g for w, g in zip(wanted, built)}
   leaves = leaf_pool([nodes[-1], seed.lazydata])  # the forward nodes' leaves follow from the key, the seed's may not
   return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs, leaves))}

@@ -77,10 +77,9 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
              "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
-  if (kept := scheduled.command_graph) is not None and not CAPTURES.launches and not kept.lock.locked():
-    kept.run_over([tuple(buffers[role][i].raw for role, i in launch.args) for launch in scheduled.launches])
-    graph, compile_seconds = kept, 0.0
-  else: graph, compile_seconds = first_run(scheduled, buffers, home)
+  raw = [[buffers[role][i].raw for role, i in launch.args] for launch in scheduled.launches]
+  if CAPTURES.launches or (graph := run_kept(scheduled, raw)) is None: graph, compile_seconds = first_run(scheduled, buffers, home)
+  else: compile_seconds = 0.0
   kernels, moved = len(graph.kernel_args), len(graph.steps) - len(graph.kernel_args)
   GlobalCounters.kernel_count += kernels
   if DEBUG >= 1:
@@ -112,15 +111,21 @@ def command_graph(scheduled: Schedule, steps: list[Step]) -> CommandGraph:
   is not running elsewhere; else through a new one, kept with the schedule for the next run (which realize then runs
   directly, without steps). Building a graph costs ~5 us a kernel (the launches' arguments, the order between queues, the
   command buffers); re-pointing the arguments a fraction of that."""
-  if (kept := scheduled.command_graph) is not None and not kept.lock.locked():
-    kept.run_over([step.buffers for step in steps])
-    return kept
+  if (kept := run_kept(scheduled, [step.buffers for step in steps])) is not None: return kept
   graph = CommandGraph(steps)
   graph.run()
   if all(step.kernel is not None for step in steps) and len({id(step.device) for step in steps}) == 1:
     graph.release_buffers()
     scheduled.command_graph = graph
   return graph
+
+
+def run_kept(scheduled: Schedule, buffers: list) -> CommandGraph | None:
+  """The schedule's kept command graph run over `buffers` (per kernel, the raw buffers of its arguments); None when it has
+  none, or its graph is running in another thread."""
+  if (kept := scheduled.command_graph) is None or kept.lock.locked(): return None
+  kept.run_over(buffers)
+  return kept
 
 
 def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, programs: dict) -> Step:
@@ -180,7 +185,7 @@ def copy_into_targets(copies: list[tuple[LazyOp, LazyOp]]) -> None:
   """Copy each computed buffer into its target's, after everything that computed them ran: on the host, when both are in host
   memory and no TinyJit capture is recording (a replay must run the copies too), else by kernels."""
   if not copies: return
-  if not CAPTURES.launches and all(Device[node.device].allocator.host_memory for _, node in copies):
+  if not CAPTURES.launches and all(Device[target.device].allocator.host_memory for target, _ in copies):
     for target, node in copies: Device[target.device].allocator.copyin(target.arg.raw, node.arg.raw.as_memoryview())
     return
   kernels = [(target, LazyOp("contiguous", node.dtype, node.shape, node.device, (node,))) for target, node in copies]

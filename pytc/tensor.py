@@ -439,7 +439,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return axis % dims
 
   def _movement(self, op: str, shape: tuple[int, ...], arg: object = None) -> Tensor:
-    return Tensor(LazyOp(op, self.dtype, tuple(shape), self.device, (self.lazydata,), arg))
+    source, shape = self.lazydata, tuple(shape)
+    if op == "reshape" and source.op == "reshape":  # a reshape of a reshape is one reshape of the first's source
+      if (source := source.srcs[0]).shape == shape: return Tensor(source)
+    return Tensor(LazyOp(op, self.dtype, shape, self.device, (source,), arg))
 
   def reshape(self, shape, *args) -> Tensor:
     """None keeps that dim's size; one -1 takes what the others leave."""
@@ -451,11 +454,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       new_shape = tuple(self.numel() // known if d == -1 and known else d for d in new_shape)
     if any(d < 0 for d in new_shape) or math.prod(new_shape) != self.numel():
       raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) to {new_shape}")
-    if new_shape == self.shape: return self
-    if (node := self.lazydata).op == "reshape":  # a reshape of a reshape is one reshape of the first's source
-      source = node.srcs[0]
-      return Tensor(source) if new_shape == source.shape else Tensor(LazyOp("reshape", self.dtype, new_shape, self.device, (source,)))
-    return self._movement("reshape", new_shape)
+    return self if new_shape == self.shape else self._movement("reshape", new_shape)
 
   def permute(self, order, *args) -> Tensor:
     order = tuple(self._axis(a) for a in argfix(order, *args))
