@@ -84,3 +84,38 @@ def test_a_reshape_of_a_reshape_is_one_node():
   w = Tensor(a, requires_grad=True)
   (w.reshape(12).reshape(6, 2) * Tensor(np.arange(12, dtype=np.float32).reshape(6, 2))).sum().backward()
   np.testing.assert_array_equal(w.grad.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.int8])
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (3, 0), (1, 1), (5,)])
+def test_replayed_relu_over_edge_shapes_and_values(dtype, shape):
+  special = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, np.finfo(dtype).max, -np.finfo(dtype).tiny], dtype) \
+    if np.issubdtype(dtype, np.floating) else np.array([0, 1, np.iinfo(dtype).max, np.iinfo(dtype).min], dtype)
+  for round_ in range(3):  # recorded, keyed with a plan made, planned
+    a = np.resize(np.roll(special, round_), shape).astype(dtype) if np.prod(shape) else np.zeros(shape, dtype)
+    got = Tensor(a).relu()
+    assert_keyed_alike([got])
+    want = np.where((a < 0) | (a == 0), np.zeros((), dtype), a)
+    np.testing.assert_array_equal(got.numpy(), want)
+    if np.issubdtype(dtype, np.floating): assert not np.signbit(got.numpy()[a == 0]).any()
+
+
+def test_gradient_replays_from_several_threads_at_once():
+  import threading
+  errors = []
+  def work(seed: int) -> None:
+    try:
+      local = np.random.default_rng(seed)
+      for _ in range(5):
+        a, b = local.standard_normal((4, 3)).astype(np.float32), local.standard_normal((3, 2)).astype(np.float32)
+        x, w = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+        (x.linear(w).relu() * 2).sum().backward()
+        mask = (a @ b > 0).astype(np.float32) * 2
+        np.testing.assert_allclose(w.grad.numpy(), a.T @ mask, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), mask @ b.T, rtol=1e-5, atol=1e-6)
+    except Exception as error:  # noqa: BLE001  (reported on the main thread)
+      errors.append(error)
+  threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  assert not errors, errors[0]
