@@ -105,8 +105,10 @@ class Activations:
 
   @float32_for_halves
   def gelu(self, approximate: str = "tanh") -> Tensor:
+    """approximate="tanh": 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), evaluated as x sigmoid(2u) (the same
+    function), which keeps its relative precision where tanh(u) nears -1 and costs one exponential; "none": the exact erf form."""
     x = self._float_cast()
-    if approximate == "tanh": return 0.5 * x * (1 + (math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)).tanh())
+    if approximate == "tanh": return x * (math.sqrt(8 / math.pi) * (x + 0.044715 * x * x * x)).sigmoid()
     if approximate == "none": return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
     raise RuntimeError(f"gelu approximate must be 'tanh' or 'none', got {approximate!r}")
   @float32_for_halves

@@ -12,6 +12,9 @@ largest first. A candidate stays when
   - inlining would grow a reading kernel past `max_ops` ops.
 Otherwise every reader recomputes it: its value is cloned at the reader with the reader's indices
 in place of its ranges (reads inside it inherit the reader's validity), and the buffer goes away.
+The candidates kept are visited again, in the same order, while some of them was inlined the time before: inlining one
+can merge another's reading kernels into one, where its reads alike are one after CSE (a sigmoid's mask, inlined after
+the value it compares, leaves that value read once).
 Then each reduction broadcast back along its rows (`reason = "reduce-expand"`: a softmax's max and
 sum, a layernorm's mean and variance), consumers first, moves into the one kernel that reads it, when
 that kernel reads it at its own outer ranges (a prefix of its loops): pytc-lower-kernels then computes it once
@@ -170,11 +173,23 @@ class Fuser:
   def run(self) -> None:
     def with_reason(reason: Reason) -> list[ir.Operation]:
       return [op for op in self.block_ops() if isa(op, uop.BufferizeOp) and REASON.get(op) is reason]
-    for bufferize in sorted(with_reason(Reason.MULTI_USE), key=self.score, reverse=True): self.decide(bufferize, self.why_keep(bufferize))
+    self.settle(sorted(with_reason(Reason.MULTI_USE), key=self.score, reverse=True))
     rows = with_reason(Reason.REDUCE_EXPAND)
     for bufferize in reversed(rows): self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place: restore_order(self.graph.regions[0].blocks[0])
     bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
+
+  def settle(self, candidates: list[ir.Operation]) -> None:
+    """Inline every candidate that may be, in turn; then again over the ones kept, as long as inlining others changed what
+    they cost (a mask inlined after the value it compares merges that value's two reading kernels into one)."""
+    while True:
+      kept = []
+      for bufferize in candidates:
+        if self.why_keep(bufferize) is None: self.decide(bufferize, None)
+        else: kept.append(bufferize)
+      if len(kept) == len(candidates): break
+      candidates = kept
+    for bufferize in candidates: self.decide(bufferize, self.why_keep(bufferize))
 
   def decide(self, bufferize: ir.Operation, reason: str | None) -> None:
     if self.explain: print(f"pytc-fuse: {'keep' if reason else 'inline'} {bufferize.results[0].type} "

@@ -44,25 +44,31 @@ func.func @cosine_vector(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pyt
 
 // -----
 
-// exp on f32: n = floor(x / ln2 + 1/2), r = x - n ln2 with ln2 in two parts (contractible into fused multiply-adds),
-// the Taylor series of e^r, then 2^n built in the exponent bits in two halves (denormal results round once), NaN
-// selected back at the end. Marked for vectors (@exponential_vector), the same on vector<8xf32>.
+// exp on f32: x bounded to [-111, 111] by compare and select, n = roundeven(x / ln2), r = x - n ln2 with ln2 in two parts
+// (contractible into fused multiply-adds), a polynomial of degree 6 for e^r, then 2^n built in the exponent bits in two
+// halves (denormal results round once), NaN selected back at the end. Marked for vectors (@exponential_vector), the same
+// on vector<8xf32>.
 // CHECK-LABEL: func.func @exponential(
 // CHECK: %[[X:.*]] = memref.load %{{.*}} : memref<8xf32>
-// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
-// CHECK: %[[N:.*]] = math.floor %{{.*}} : f32
+// CHECK: %[[ABOVE:.*]] = arith.cmpf ogt, %[[X]], %{{.*}} : f32
+// CHECK: %[[LOWER:.*]] = arith.select %[[ABOVE]], %[[X]], %{{.*}} : f32
+// CHECK: %[[BELOW:.*]] = arith.cmpf olt, %[[LOWER]], %{{.*}} : f32
+// CHECK: %[[BOUNDED:.*]] = arith.select %[[BELOW]], %[[LOWER]], %{{.*}} : f32
+// CHECK: %[[N:.*]] = math.roundeven %{{.*}} : f32
 // CHECK: %[[HIGH:.*]] = arith.mulf %[[N]], %{{.*}} fastmath<contract> : f32
-// CHECK: %[[R1:.*]] = arith.subf %{{.*}}, %[[HIGH]] fastmath<contract> : f32
+// CHECK: %[[R1:.*]] = arith.subf %[[BOUNDED]], %[[HIGH]] fastmath<contract> : f32
 // CHECK: %[[LOW:.*]] = arith.mulf %[[N]], %{{.*}} fastmath<contract> : f32
 // CHECK: %[[R:.*]] = arith.subf %[[R1]], %[[LOW]] fastmath<contract> : f32
-// CHECK: arith.mulf %{{.*}}, %[[R]] fastmath<contract> : f32
+// CHECK-COUNT-6: arith.mulf {{.*}}%[[R]]{{(,| )}}{{.*}}fastmath<contract> : f32
+// CHECK-NOT: arith.mulf {{.*}}%[[R]]{{(,| )}}{{.*}}fastmath<contract> : f32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
 // CHECK: arith.fptosi %[[N]] : f32 to i32
 // CHECK: %[[P1:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
 // CHECK: %[[P2:.*]] = arith.mulf %[[P1]], %{{.*}} : f32
 // CHECK: arith.select %[[NAN]], %[[X]], %[[P2]] : f32
 // CHECK-NOT: math.exp
 // CHECK-LABEL: func.func @exponential_vector(
-// CHECK: math.floor %{{.*}} : vector<8xf32>
+// CHECK: math.roundeven %{{.*}} : vector<8xf32>
 // CHECK: arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
 // CHECK-NOT: math.exp
 func.func @exponential(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
@@ -127,7 +133,7 @@ func.func @logarithm_vector(%out: memref<8xf32>, %x: memref<8xf32>) attributes {
 // CHECK: %[[COS:.*]] = arith.truncf %{{.*}} : f64 to f32
 // CHECK: arith.truncf %[[COS]] : f32 to f16
 // CHECK: %[[B:.*]] = arith.extf %{{.*}} : bf16 to f32
-// CHECK: math.floor %{{.*}} : f32
+// CHECK: math.roundeven %{{.*}} : f32
 // CHECK: arith.trunci %{{.*}} : i32 to i16
 // CHECK-NOT: math.cos
 // CHECK-NOT: math.exp

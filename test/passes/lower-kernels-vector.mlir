@@ -138,12 +138,12 @@ func.func @sub_row_max(%out: memref<4x32xf32>, %x: memref<4x32xf32>) attributes 
 // CHECK-LABEL: func.func @softmax(
 // CHECK: %[[ROW:.*]] = memref.alloca() : memref<16xf32>
 // CHECK: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args({{.*}}) -> (vector<8xf32>)
-// CHECK: math.floor
+// CHECK: math.roundeven
 // CHECK: vector.store %[[E:.*]], %[[ROW]][%[[K]]] : memref<16xf32>, vector<8xf32>
 // CHECK: %[[SUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<8xf32> into f32
-// CHECK-NOT: math.floor
+// CHECK-NOT: math.roundeven
 // CHECK: vector.load %[[ROW]][%{{.*}}] : memref<16xf32>, vector<8xf32>
-// CHECK-NOT: math.floor
+// CHECK-NOT: math.roundeven
 // CHECK: return
 func.func @softmax(%out: memref<4x16xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
   %i = uop.range loop 4 id 0

@@ -84,6 +84,9 @@ GRAPHS = [
   ("reshape_sum", [(16,)], lambda a: a.reshape(4, 4).sum(axis=0), lambda a: a.reshape(4, 4).sum(0), 1, 1),
   ("max_plus_min", [(8, 8), (8, 8)], lambda a, b: a.max(axis=0) + b.min(axis=1), lambda a, b: a.max(0) + b.min(1), 1, 1),
   ("contiguous_then_mul", [(8, 8), (8, 8)], lambda a, b: (a + b).contiguous() * 2, lambda a, b: (a + b) * 2, 2, 2),
+  ("gelu", [(64,)], lambda a: a.gelu(), lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))), 1, 1),
+  ("sigmoid_of_chain", [(8, 8), (8, 8)], lambda a, b: (a * b + a * a * a).sigmoid() * b,
+   lambda a, b: b / (1 + np.exp(-(a * b + a ** 3))), 1, 1),
   ("expand_mul", [(1, 8), (4, 8)], lambda a, b: a.expand(4, 8) * b, lambda a, b: np.broadcast_to(a, (4, 8)) * b, 1, 1),
 ]
 
