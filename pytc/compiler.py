@@ -13,7 +13,8 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
-from pytc.passes.common.attributes import BUFFER_DEVICE
+from pytc.passes.common.analysis import read_where_written
+from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE
 from pytc.passes.common.devices import argument_devices
 from pytc.runtime.device import Binary, Compiled, Program
 from pytc.search import tune
@@ -66,12 +67,14 @@ class Executable:
 @dataclass
 class Schedule:
   """A scheduled graph: its launches in order, the temporary buffers they need, which output buffer each output of the
-  graph is (outputs computing the same value share one), and its kernels, compiled on first use for each device."""
+  graph is (outputs computing the same value share one), its kernels, compiled on first use for each device, and the
+  (output slot, input) pairs whose output is computed into that input's buffer (see in_place_outputs)."""
   launches: tuple[Launch, ...]
   temporaries: tuple[Temporary, ...]
   outputs: tuple[int, ...]
   kernels: ir.Module
   schedule_seconds: float
+  in_place: frozenset[tuple[int, int]]
   executables: dict[str, Executable] = field(default_factory=dict)  # by device name
   command_graph: Any = None  # the command graph it ran through, to run again (see pytc.realize.command_graph)
 
@@ -127,15 +130,36 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
   return tuple(launches), tuple(temporaries), outputs
 
 
-def schedule_graph(module: ir.Module, name: str, inputs: int) -> Schedule:
-  """Run the scheduling passes on the graph function `name` (whose first `inputs` arguments are inputs)."""
+def schedule_graph(module: ir.Module, name: str, inputs: int, into: tuple[tuple[int, int], ...] = ()) -> Schedule:
+  """Run the scheduling passes on the graph function `name` (whose first `inputs` arguments are inputs). `into`: (output,
+  input) pairs, each asking for the graph's output to be computed into that input's buffer (an assign's value into its target)."""
   start = time.perf_counter()
   verify(module)
   run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
   graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
   launches, temporaries, outputs = extract_schedule(graph, inputs)
   graph.operation.erase()
-  return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start)
+  in_place = in_place_outputs(launches, module, [(outputs[output], source) for output, source in into])
+  return Schedule(launches, temporaries, outputs, module, time.perf_counter() - start, in_place)
+
+
+def in_place_outputs(launches: tuple[Launch, ...], kernels: ir.Module, wanted: list[tuple[int, int]]) -> frozenset[tuple[int, int]]:
+  """The (output slot, input) pairs of `wanted` whose output may be computed into the input's buffer: no launch after the
+  one writing the output reads the input, and that kernel reads it, if at all, only at the element it writes (it is then
+  marked IN_PLACE, so its lowering writes each element once and gives up exclusive access to those buffers)."""
+  writers: dict[int, list[int]] = {}
+  for n, launch in enumerate(launches):
+    if launch.args[0][0] == "output": writers.setdefault(launch.args[0][1], []).append(n)
+  functions = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in kernels.body.operations if "sym_name" in op.attributes}
+  allowed = set()
+  for slot, source in wanted:
+    if len(writing := writers.get(slot, [])) != 1 or any(("input", source) in launch.args for launch in launches[writing[0] + 1:]): continue
+    writer = launches[writing[0]]
+    if positions := {k for k, arg in enumerate(writer.args) if arg == ("input", source)}:
+      if writer.kernel is None or not positions <= read_where_written(function := functions[writer.kernel]): continue
+      IN_PLACE.set(function)
+    allowed.add((slot, source))
+  return frozenset(allowed)
 
 
 def copy_module(module: ir.Module, kernels: frozenset[str] | None = None) -> ir.Module:

@@ -85,9 +85,13 @@ def merge_leaves(node: LazyOp) -> tuple[tuple[LazyOp, ...], tuple]:
     left, right = per_source
     if left is right or not right or left == right: return left or right, (None, None)
     if not left: return right, (None, None)
-    if len(right) == 1 and len(left) < SMALL_MERGE:  # x op buffer
+    if len(right) == 1:  # x op buffer
       if (leaf := right[0]) in left: return left, (len(left), (left.index(leaf),))
       return left + right, (len(left), (len(left),))
+    if len(left) == 1:  # buffer op x (an assign's target and value): the positions the general merge finds, by ranges
+      if (leaf := left[0]) not in right: return left + right, (1, tuple(range(1, len(right) + 1)))
+      i = right.index(leaf)
+      return left + right[:i] + right[i + 1:], (1, (*range(1, i + 1), 0, *range(i + 1, len(right))))
     if len(left) + len(right) <= SMALL_MERGE:  # searched in place: most binary ops while a graph grows
       merged = list(left)
       for leaf in right:

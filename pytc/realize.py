@@ -36,20 +36,31 @@ class Captures(threading.local):
 CAPTURES = Captures()
 
 
-def schedule(outputs: list[LazyOp]) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
+def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
   """The schedule computing the unrealized `outputs`, its input buffer nodes and the nodes it computes.
   A graph with the structure of one scheduled before (same ops, shapes, dtypes and wiring, any buffers)
-  reuses that schedule without running the passes."""
+  reuses that schedule without running the passes. `destinations` (by node id) that are input buffers ask for those
+  outputs to be computed into them (an assign's value into its target), which is part of the schedule's key."""
   pending = list({id(n): n for n in outputs if not n.is_realized}.values())
   inputs, structure = structure_of(pending)
-  if (cached := _schedules.get(structure)) is None:
+  into = into_inputs(pending, inputs, destinations) if destinations else ()
+  key = (structure, into) if into else structure
+  if (cached := _schedules.get(key)) is None:
     with COMPILE_LOCK:
-      if (cached := _schedules.get(structure)) is None:  # another thread may have built it meanwhile
+      if (cached := _schedules.get(key)) is None:  # another thread may have built it meanwhile
         GlobalCounters.schedules_built += 1
         with context(), ir.Location.unknown():
-          cached = _schedules[structure] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs))
+          cached = _schedules[key] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs), into)
         if DEBUG >= 3: print_steps(cached, pending[0].device)
   return cached, inputs, pending
+
+
+def into_inputs(pending: list[LazyOp], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> tuple[tuple[int, int], ...]:
+  """(output, input) pairs: the outputs whose destination is the buffer of exactly one input."""
+  read_as: dict[int, int | None] = {}  # buffer -> the input reading it (None: several do)
+  for i, n in enumerate(inputs): read_as[id(n.arg)] = None if id(n.arg) in read_as else i
+  return tuple((k, source) for k, n in enumerate(pending)
+               if (wanted := destinations.get(id(n))) is not None and (source := read_as.get(id(wanted))) is not None)
 
 
 def print_steps(scheduled: Schedule, home: str) -> None:
@@ -73,9 +84,9 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
     done = {id(n): r for group in by_device.values() for n, r in zip(group, realize(group, destinations))}
     return [done.get(id(n), n) for n in outputs]
   start = time.perf_counter()
-  scheduled, inputs, pending = schedule(outputs)
+  scheduled, inputs, pending = schedule(outputs, destinations)
   home = pending[0].device
-  buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled.outputs, inputs, destinations or {}),
+  buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled, inputs, destinations or {}),
              "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
   raw = [[buffers[role][i].raw for role, i in launch.args] for launch in scheduled.launches]
   if CAPTURES.launches or (graph := run_kept(scheduled, raw)) is None: graph, compile_seconds = first_run(scheduled, buffers, home)
@@ -142,16 +153,18 @@ def kernels_by_device(launches: tuple[Launch, ...], home: str) -> dict[str, froz
   return {device: frozenset(names) for device, names in found.items()}
 
 
-def output_buffers(pending: list[LazyOp], slots: tuple[int, ...], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> list[Buffer]:
-  """A buffer for each output slot of a schedule: the destination asked for the one node computed there, unless the schedule reads
-  that buffer too (a kernel could then read what another already overwrote), else a new one."""
+def output_buffers(pending: list[LazyOp], scheduled: Schedule, inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> list[Buffer]:
+  """A buffer for each output slot of a schedule: the destination asked for the one node computed there, unless another
+  output takes it or it is an input's buffer the schedule does not compute that output into (see in_place_outputs), else
+  a new one."""
   at_slot: dict[int, list[LazyOp]] = {}
-  for node, slot in zip(pending, slots): at_slot.setdefault(slot, []).append(node)
-  taken = {id(n.arg) for n in inputs}
-  result = []
+  for node, slot in zip(pending, scheduled.outputs): at_slot.setdefault(slot, []).append(node)
+  source_of = {id(n.arg): i for i, n in enumerate(inputs)}
+  taken, result = set(), []
   for slot in range(len(at_slot)):
     first = at_slot[slot][0]
-    if len(at_slot[slot]) == 1 and (wanted := destinations.get(id(first))) is not None and id(wanted) not in taken:
+    wanted = destinations.get(id(first)) if len(at_slot[slot]) == 1 else None
+    if wanted is not None and id(wanted) not in taken and (id(wanted) not in source_of or (slot, source_of[id(wanted)]) in scheduled.in_place):
       taken.add(id(wanted))
       result.append(wanted)
     else: result.append(Buffer(first.device, first.dtype, first.shape))
@@ -166,8 +179,9 @@ def stored_value(assign: LazyOp) -> LazyOp:
 
 def realize_assigns(outputs: list[LazyOp]) -> list[LazyOp]:
   """Realize `outputs` where some are `assign` nodes (target buffer, value): each value lands in its target's buffer, computed
-  there directly when nothing else in the schedule reads that buffer, else computed aside and copied in after all the schedule's
-  kernels ran, so every kernel reads the values from before. An assign comes back as its target's buffer node."""
+  there directly when no kernel would then read it changed (see in_place_outputs: the kernel writing it reads it only at the
+  element it writes, and none after reads it), else computed aside and copied in after all the schedule's kernels ran, so
+  every kernel reads the values from before. An assign comes back as its target's buffer node."""
   for target in (n.srcs[0] for n in outputs if n.op == "assign"):
     if target.arg.address % (alignment := Device[target.device].target.buffer_alignment):
       raise ValueError(f"cannot assign into the buffer at {target.arg.address:#x}: {target.device} kernels write only buffers aligned to "

@@ -58,3 +58,16 @@ def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:
   ops = computation(reduction.result)
   used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and isinstance(v.owner, uop.RangeOp)}
   return used - {v for op in ops if isinstance(op, uop.RangeReduceOp) for v in op.ranges}
+
+
+def read_where_written(kernel: ir.Operation) -> frozenset[int]:
+  """The buffer arguments (by position) that a kernel reads only at the element its one store writes into its first
+  argument, unmasked and of the same type: the ones that may be that argument itself (an assign computed in place)."""
+  parameters = kernel.regions[0].blocks[0].arguments
+  stores = [op.opview for op in kernel.regions[0].blocks[0].operations if isinstance(op.opview, uop.StoreOp)]
+  if len(stores) != 1 or stores[0].dst != parameters[0]: return frozenset()
+  at = list(stores[0].indices)
+  def at_the_store(value: ir.Value) -> bool:
+    return all(isinstance(use.owner.opview, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == at
+               for use in value.uses)
+  return frozenset(k for k, value in enumerate(parameters[1:], 1) if value.type == parameters[0].type and at_the_store(value))

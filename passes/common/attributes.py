@@ -228,6 +228,10 @@ TUNE = declare(Attribute(
   "choices for this kernel that replace the passes' defaults, each still only where it is legal: vectorize 0 keeps scalar "
   "loops; lanes, vectors, rows, group, pack the vector tile; reduce_outer 1/0 forces or forbids the reduce-outer loop "
   "order; cores how many cores a launch is split across", _kernel, "kernels"))
+IN_PLACE = declare(Attribute(
+  "pytc.in_place", FUNC, Unit(), ("pytc/compiler.py (an assign's value computed into its target)",), ("pytc-lower-kernels",),
+  "the kernel may write into a buffer it reads only where it writes: those buffers and the output keep no llvm.noalias, and "
+  "each output element is computed once (no partial vector block moved back over its neighbour)", _kernel, "kernels"))
 EXTENT = declare(Attribute(
   "pytc.extent", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))

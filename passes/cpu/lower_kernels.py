@@ -16,8 +16,9 @@ from mlir.dialects import arith, func, scf
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
-from pytc.passes.common.attributes import EXTENT, KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
-from pytc.passes.cpu.lower_vector import VectorLowering, lower_vector_body
+from pytc.passes.common.analysis import read_where_written
+from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
+from pytc.passes.cpu.lower_vector import VectorLowering, lower_vector_body, overlapping_blocks
 
 
 def cpu_slice_arguments() -> list[ir.Type]:
@@ -70,20 +71,25 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   if len(ends) != 1: raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one {uop.EndOp.OPERATION_NAME}")
   stored, loops = ends[0].src.owner, list(ends[0].ranges)
   params, slice_types = list(kernel.entry_block.arguments), cpu_slice_arguments()
+  aliased = read_where_written(kernel.operation) if IN_PLACE.get(kernel) else frozenset()
   with ir.InsertionPoint(kernel):
     lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params] + slice_types, []))
     entry = lowered.add_entry_block()
   bounds = tuple(entry.arguments[len(params):])
   tile = VECTOR.get(kernel)
+  if tile and aliased and not tile.get("across") and overlapping_blocks(kernel.operation, loops):
+    tile = None  # an output that may be an input's buffer is written once: computing an element again would read it changed
   lowering = VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"]) if tile else KernelLowering(dict(zip(params, entry.arguments)))
   with ir.InsertionPoint(entry):
     extent = (lower_vector_body if tile and not tile.get("across") else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry, bounds)
     func.ReturnOp([])
   KERNEL.set(lowered)
   if TUNE.has(kernel): TUNE.set(lowered, TUNE.get(kernel))
-  # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing.
-  noalias = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()})
-  lowered.arg_attrs = ir.ArrayAttr.get([noalias] * len(params) + [ir.DictAttr.get({})] * len(slice_types))
+  # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing, unless
+  # it computes an assign in place (IN_PLACE): an input read only where it writes may then be the buffer it writes.
+  noalias, plain = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()}), ir.DictAttr.get({})
+  may_alias = aliased | ({0} if aliased else set())
+  lowered.arg_attrs = ir.ArrayAttr.get([plain if k in may_alias else noalias for k in range(len(params))] + [plain] * len(slice_types))
   EXTENT.set(lowered, extent)
   kernel.operation.erase()
 

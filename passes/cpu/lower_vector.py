@@ -393,9 +393,19 @@ def row_sum_twin(reduction: uop.RangeReduceOp, stored: uop.StoreOp, j: ir.Value,
   return twin if weight(computation(twin, into_reductions=False)) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
 
 
+def overlapping_blocks(kernel: ir.Operation, loops: list[ir.Value]) -> bool:
+  """Whether a kernel marked for vector code has a partial last block along `j` or `u`, which block_start moves back over
+  its neighbour (computing those outputs twice)."""
+  tile = VECTOR.get(kernel)
+  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
+  u = next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == tile["upcast"]), None)
+  return range_size(j) % (tile["lanes"] * tile["vectors"]) != 0 or (u is not None and range_size(u) % tile["rows"] != 0)
+
+
 def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
   """The first index of block `block` of `length` along a range of `size`; a last, partial block is moved back to end
-  at `size`, overlapping its neighbour (the kernel's stores are pure, so writing those outputs twice is harmless)."""
+  at `size`, overlapping its neighbour (the kernel's stores are pure, so writing those outputs twice is harmless, unless
+  the kernel may write into a buffer it reads: see lower_kernel)."""
   start = arith.muli(block, index_constant(length))
   return start if size % length == 0 else arith.minsi(start, index_constant(size - length))
 

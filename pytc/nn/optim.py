@@ -114,13 +114,22 @@ class LAMB(Optimizer):
     self.m, self.v = [self.state_like(p) for p in self.params], [self.state_like(p) for p in self.params]
 
   def updates(self) -> list[tuple[Tensor, Tensor]]:
-    t = self.t + 1
-    result, m_scale, v_scale = [(self.t, t)], 1 - self.b1 ** t, 1 - self.b2 ** t  # the moments' bias corrections, shared
-    for p, m, v in zip(self.params, self.m, self.v):
-      new_m, new_v, new_p = lamb_update(p.detach(), p.grad.detach(), m, v, m_scale, v_scale, self.lr, self.b1, self.b2, self.eps,
-                                        self.weight_decay, self.adam)
-      result += [(m, new_m), (v, new_v), (p, new_p)]
-    return result
+    new = lamb_step(self.t, *self.params, *(p.grad for p in self.params), *self.m, *self.v, lr=self.lr, b1=self.b1, b2=self.b2,
+                    eps=self.eps, weight_decay=self.weight_decay, adam=self.adam)
+    return list(zip([self.t, *(target for p, m, v in zip(self.params, self.m, self.v) for target in (m, v, p))], new))
+
+
+@templated
+def lamb_step(t: Tensor, *state: Tensor, lr: float | Tensor, b1: float, b2: float, eps: float, weight_decay: float, adam: bool) -> tuple[Tensor, ...]:
+  """The step count's next value, then each parameter's new moments and value; `state` holds the parameters, their
+  gradients, first and second moments, a quarter each (a graph template: every step rebuilds one recorded graph)."""
+  n = len(state) // 4
+  new_t = t + 1
+  m_scale, v_scale = 1 - b1 ** new_t, 1 - b2 ** new_t  # the moments' bias corrections, shared
+  result = [new_t]
+  for w, g, m, v in zip(state[:n], state[n:2 * n], state[2 * n:3 * n], state[3 * n:]):
+    result += lamb_update(w.detach(), g.detach(), m, v, m_scale, v_scale, lr, b1, b2, eps, weight_decay, adam)
+  return tuple(result)
 
 
 @templated

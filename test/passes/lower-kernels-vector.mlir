@@ -304,3 +304,48 @@ func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc
   %e = uop.end %w over(%i) : memref<4x1xf32>
   return
 }
+
+// -----
+
+// A kernel marked pytc.in_place computes an assign in place: the input it reads only where it writes may be the output's
+// buffer, so that argument and the output lose llvm.noalias. Over 20 elements a block of 16 lanes would leave a partial
+// last block moved back over its neighbour, computing outputs twice from the input the first pass overwrote, so this
+// kernel keeps scalar loops; over 32 elements the blocks are whole and it is vector code. Unmarked, the 20-element
+// kernel is vector code with every argument noalias.
+// CHECK-LABEL: func.func @update_partial(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<20xf32>, %{{[a-z0-9]+}}: memref<20xf32>, %{{[a-z0-9]+}}: index
+// CHECK-NOT: vector.
+// CHECK: return
+// CHECK-LABEL: func.func @update_whole(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<32xf32>, %{{[a-z0-9]+}}: memref<32xf32>, %{{[a-z0-9]+}}: index
+// CHECK: vector.load
+// CHECK-LABEL: func.func @update_unmarked(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<20xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<20xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index
+// CHECK: vector.load
+func.func @update_partial(%out: memref<20xf32>, %m: memref<20xf32>) attributes {pytc.in_place, pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
+  %half = uop.const 5.000000e-01 : f32
+  %i = uop.range loop 20 id 0
+  %m_i = uop.index %m[%i] : memref<20xf32>
+  %r = uop.mul %m_i, %half : f32
+  %w = uop.store %r, %out[%i] : memref<20xf32>
+  %e = uop.end %w over(%i) : memref<20xf32>
+  return
+}
+func.func @update_whole(%out: memref<32xf32>, %m: memref<32xf32>) attributes {pytc.in_place, pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
+  %half = uop.const 5.000000e-01 : f32
+  %i = uop.range loop 32 id 0
+  %m_i = uop.index %m[%i] : memref<32xf32>
+  %r = uop.mul %m_i, %half : f32
+  %w = uop.store %r, %out[%i] : memref<32xf32>
+  %e = uop.end %w over(%i) : memref<32xf32>
+  return
+}
+func.func @update_unmarked(%out: memref<20xf32>, %m: memref<20xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64}} {
+  %half = uop.const 5.000000e-01 : f32
+  %i = uop.range loop 20 id 0
+  %m_i = uop.index %m[%i] : memref<20xf32>
+  %r = uop.mul %m_i, %half : f32
+  %w = uop.store %r, %out[%i] : memref<20xf32>
+  %e = uop.end %w over(%i) : memref<20xf32>
+  return
+}

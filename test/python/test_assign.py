@@ -102,3 +102,85 @@ def test_gradient_flows_through_a_pending_assign():
   y.assign(x * x)
   y.sum().backward()
   np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def in_place_decisions(*assigned: Tensor) -> list[bool]:
+  """Per assign, whether its schedule lets the value be computed into the target's buffer (no copy after)."""
+  from pytc.realize import schedule, stored_value
+  nodes = [t.lazydata for t in assigned]
+  values = [stored_value(n) for n in nodes]
+  scheduled, inputs, pending = schedule(values, {id(v): n.srcs[0].arg for n, v in zip(nodes, values)})
+  position = {id(n.arg): i for i, n in enumerate(inputs)}
+  slots = dict(zip(map(id, pending), scheduled.outputs))
+  return [(slots[id(v)], position[id(n.srcs[0].arg)]) in scheduled.in_place for n, v in zip(nodes, values)]
+
+
+def test_assigns_read_only_where_they_write_are_computed_in_place():
+  """An elementwise update of the target (an optimizer's moments) writes the target directly; one whose kernel reads the
+  target elsewhere (a transpose, a row sum) is computed aside and copied; an assign next to one reading the old value
+  transposed still gets it."""
+  x, w = rng.standard_normal((4, 4)).astype(np.float32), rng.standard_normal((4, 4)).astype(np.float32)
+  a, b = Tensor(x), Tensor(w)
+  assert in_place_decisions(a.assign(a * 0.9 + b * 0.1)) == [True]
+  a, b = Tensor(x), Tensor(w)
+  assert in_place_decisions(a.assign(a.T + b)) == [False]
+  a, b = Tensor(x), Tensor(w)
+  assert in_place_decisions(a.assign(a - a.sum(axis=1, keepdim=True))) == [False]
+  a, b = Tensor(x), Tensor(w)
+  old_a = a.T * 2
+  decisions = in_place_decisions(a.assign(a + 1), b.assign(old_a + b))  # b's kernel reads the old a transposed
+  assert decisions[1], decisions
+  Tensor.realize(a, b)
+  np.testing.assert_allclose(a.numpy(), x + 1)
+  np.testing.assert_allclose(b.numpy(), x.T * 2 + w, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
+def test_in_place_assigns_realized_with_readers_of_the_old_values(dtype):
+  """Several assigns and plain outputs in one schedule, each output and target against NumPy: moments updated in place
+  next to a parameter reading them, a swap, and sums of the targets' old values, over every dtype an update takes."""
+  def draw(shape: tuple[int, ...]) -> np.ndarray:
+    if dtype is np.bool_: return rng.standard_normal(shape) > 0
+    return rng.standard_normal(shape) if dtype is np.float32 else rng.integers(0, 50, shape)
+  m0, v0, p0, g = (np.asarray(draw((3, 5))).astype(dtype) for _ in range(4))
+  m, v, p, grad = Tensor(m0), Tensor(v0), Tensor(p0), Tensor(g)
+  if dtype is np.bool_:
+    m_new, v_new, ref_m, ref_v = m | grad, v ^ grad, m0 | g, v0 ^ g
+    p_new = m_new & v_new
+    ref_p = ref_m & ref_v
+  else:
+    m_new, v_new = m * 2 + grad, v + grad * grad
+    p_new, ref_m, ref_v = p + m_new - v_new, m0 * 2 + g, v0 + g * g
+    ref_p = p0 + ref_m - ref_v
+  old_sum = (m.cast(dtypes.int32) + v.cast(dtypes.int32)).sum(axis=0)
+  m.assign(m_new)
+  v.assign(v_new)
+  p.assign(p_new)
+  Tensor.realize(old_sum, m, v, p)
+  np.testing.assert_array_equal(old_sum.numpy(), (m0.astype(np.int32) + v0.astype(np.int32)).sum(0))
+  for tensor, reference in ((m, ref_m), (v, ref_v), (p, ref_p)): np.testing.assert_allclose(tensor.numpy(), reference.astype(dtype), rtol=1e-6)
+
+
+def test_in_place_swap_and_empty_and_zero_d_targets():
+  a, b = Tensor([1.0, 2.0, 3.0]), Tensor([4.0, 5.0, 6.0])
+  a.assign(b + 0)
+  b.assign(a * 1)
+  Tensor.realize(a, b)
+  np.testing.assert_array_equal(a.numpy(), [4.0, 5.0, 6.0])
+  np.testing.assert_array_equal(b.numpy(), [4.0, 5.0, 6.0])  # b reads a's assign: its new value
+  for shape in ((), (0,), (1,), (2, 0, 3)):
+    t = Tensor(np.full(shape, 2.0, np.float32))
+    t.assign(t * 3 + 1).realize()
+    np.testing.assert_array_equal(t.numpy(), np.full(shape, 7.0, np.float32))
+
+
+@pytest.mark.parametrize("shape", [(10,), (17,), (37,), (100,), (1027,), (5, 37), (33, 17), (3, 130)])
+def test_in_place_update_of_sizes_not_a_multiple_of_the_vector_block(shape):
+  """Vector code moves a partial last block back over its neighbour, computing some outputs twice: harmless for a fresh
+  output, wrong for one computed in place (its second computation reads the first's result). Such kernels write once."""
+  x = rng.standard_normal(shape).astype(np.float32)
+  t = Tensor(x)
+  for _ in range(3): t.assign(t * 0.5 + t * t).realize()
+  want = x
+  for _ in range(3): want = want * np.float32(0.5) + want * want
+  np.testing.assert_allclose(t.numpy(), want, rtol=1e-6)

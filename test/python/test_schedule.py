@@ -148,6 +148,10 @@ def test_structure_tells_apart_which_leaf_a_binary_op_reads_again(count):
   np.testing.assert_allclose((total * new).numpy(), np.full((3,), expected * 7, np.float32), rtol=1e-6)
   rebuilt = functools.reduce(lambda a, b: a * 2 + b, [Tensor(np.full((3,), -1, np.float32)) for _ in range(count)])
   assert (rebuilt * new).lazydata.structure == (total * new).lazydata.structure
+  swapped = [x - total for x in xs]  # a buffer first, the graph second (an assign's sources)
+  assert len({t.lazydata.structure for t in swapped} | {(new - total).lazydata.structure}) == count + 1
+  assert (new - rebuilt).lazydata.structure == (new - total).lazydata.structure
+  for i, t in enumerate(swapped): np.testing.assert_allclose(t.numpy(), np.full((3,), i + 1 - expected, np.float32), rtol=1e-6)
 
 
 @pytest.mark.parametrize("columns, kernels", [(256, ["E_16_128", "r_16_256_128"]), (16, ["r_16_16_128"])])
