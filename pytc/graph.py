@@ -131,15 +131,22 @@ def is_view(node: LazyOp) -> bool:
 
 
 def toposort(outputs: list[LazyOp]) -> list[LazyOp]:
-  order, seen, stack = [], set(), [(out, False) for out in reversed(outputs)]
-  while stack:
-    node, expanded = stack.pop()
-    if expanded:
-      order.append(node)
-    elif id(node) not in seen:
-      seen.add(id(node))
-      stack.append((node, True))
-      stack.extend((src, False) for src in reversed(node.srcs))
+  """The nodes `outputs` reach, each after its sources (depth first, sources in order)."""
+  order, seen = [], set()
+  for out in outputs:
+    if id(out) in seen: continue
+    seen.add(id(out))
+    stack = [(out, iter(out.srcs))]  # each node on the path with the sources it has yet to visit
+    while stack:
+      node, pending = stack[-1]
+      for src in pending:
+        if id(src) not in seen:
+          seen.add(id(src))
+          stack.append((src, iter(src.srcs)))
+          break
+      else:
+        stack.pop()
+        order.append(node)
   return order
 
 

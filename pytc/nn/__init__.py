@@ -6,6 +6,7 @@ import math
 from pytc.dtype import dtypes
 from pytc.functional import conv_padding
 from pytc.nn import optim, state  # noqa: F401  (tinygrad's nn exposes both)
+from pytc.template import templated
 from pytc.tensor import Tensor
 
 
@@ -16,7 +17,13 @@ class Linear:
     self.weight = Tensor.uniform(out_features, in_features, low=-bound, high=bound)
     self.bias = Tensor.uniform(out_features, low=-bound, high=bound) if bias else None
 
-  def __call__(self, x: Tensor) -> Tensor: return x.linear(self.weight.transpose(), self.bias)
+  def __call__(self, x: Tensor) -> Tensor: return _linear_transposed(x, self.weight, self.bias)
+
+
+@templated
+def _linear_transposed(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+  """x @ weight.T + bias, the transpose recorded with the rest (a graph template)."""
+  return x.linear(weight.transpose(), bias)
 
 
 class LayerNorm:
