@@ -2,6 +2,8 @@
 order), and the schedule's kernels through a device's compiler to a program loaded on that device."""
 from __future__ import annotations
 
+import functools
+import math
 import os
 import threading
 import time
@@ -11,6 +13,7 @@ from typing import Any
 from mlir import ir
 
 from pytc.dialects import uop
+from pytc.dtype import dtypes
 from pytc.helpers import DEBUG, getenv
 from pytc.passes import pass_manager
 from pytc.passes.common.analysis import read_where_written
@@ -23,6 +26,7 @@ SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-range
                      "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
 
 
+ELEMENT_BYTES = {dt.mlir: dt.itemsize for dt in dtypes.all}  # a temporary's element type (as MLIR spells it) -> bytes
 _context: ir.Context | None = None
 # Held while pytc builds, schedules or compiles IR: all of it lives in one context, and a schedule's kernels compile once.
 COMPILE_LOCK = threading.RLock()
@@ -77,6 +81,10 @@ class Schedule:
   in_place: frozenset[tuple[int, int]]
   executables: dict[str, Executable] = field(default_factory=dict)  # by device name
   command_graph: Any = None  # the command graph it ran through, to run again (see pytc.realize.command_graph)
+  spare_temporaries: list = field(default_factory=list)  # small temporaries of a finished run, for the next (pytc.realize.temporaries)
+
+  @functools.cached_property
+  def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * ELEMENT_BYTES[t.element] for t in self.temporaries)
 
 
 

@@ -21,6 +21,9 @@ DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
 # The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
 # device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
 _schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256))
+# A schedule keeps the temporaries of its last run for the next when they hold this many bytes at most: allocating and
+# freeing one costs about a microsecond, which small graphs notice; larger ones would hold memory between calls.
+SPARE_BYTES = 1 << 20
 
 
 class Captures(threading.local):
@@ -87,10 +90,12 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   scheduled, inputs, pending = schedule(outputs, destinations)
   home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled, inputs, destinations or {}),
-             "temp": [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]}
+             "temp": temporaries(scheduled, home)}
   raw = [[buffers[role][i].raw for role, i in launch.args] for launch in scheduled.launches]
   if CAPTURES.launches or (graph := run_kept(scheduled, raw)) is None: graph, compile_seconds = first_run(scheduled, buffers, home)
   else: compile_seconds = 0.0
+  if not CAPTURES.launches and not scheduled.spare_temporaries and scheduled.temporary_bytes <= SPARE_BYTES:
+    scheduled.spare_temporaries.append(buffers["temp"])  # a capture's replays write them: not shared with later runs
   kernels, moved = len(graph.kernel_args), len(graph.steps) - len(graph.kernel_args)
   GlobalCounters.kernel_count += kernels
   if DEBUG >= 1:
@@ -99,6 +104,12 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
           f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {compile_seconds * 1e3:.2f} ms)")
   done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
   return [done.get(id(n), n) for n in outputs]
+
+
+def temporaries(scheduled: Schedule, home: str) -> list[Buffer]:
+  """The schedule's temporary buffers: those a finished run left (SPARE_BYTES at most in all, their contents dead), or new."""
+  try: return scheduled.spare_temporaries.pop()  # atomic: two threads never take the same ones
+  except IndexError: return [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]
 
 
 def first_run(scheduled: Schedule, buffers: dict[str, list[Buffer]], home: str) -> tuple[CommandGraph, float]:

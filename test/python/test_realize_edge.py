@@ -391,3 +391,34 @@ def test_template_signatures_tell_one_tensor_twice_from_two(same_first):
   p, q = Tensor([1.0]), Tensor([2.0])
   for args, want in [((p, p, q), 112.0), ((p, q, p), 121.0), ((q, p, p), 211.0), ((p, q, q), 122.0), ((p, p, p), 111.0)] * 2:
     np.testing.assert_equal(mix(*args).numpy(), [want])
+
+
+def _through_temporaries(x: Tensor) -> Tensor:
+  """Three kernels through two temporaries: x @ x.T, its largest element, each element against that."""
+  y = x @ x.T
+  return (y - y.max()).exp() * 2
+
+
+def _through_temporaries_np(a: np.ndarray) -> np.ndarray:
+  y = a @ a.T
+  return np.exp(y - y.max()) * 2
+
+
+def test_small_temporaries_are_reused_across_runs_threads_and_captures():
+  """A schedule keeps its last run's small temporaries for the next: runs after each other, eight threads running it at
+  once, and a TinyJit capturing it (whose replays write its own) all compute from their own inputs."""
+  from pytc import TinyJit
+  rng = np.random.default_rng(5)
+  arrays = [rng.standard_normal((192, 8)).astype(np.float32) for _ in range(48)]  # y: 144 KB
+  for a in arrays[:4]: np.testing.assert_allclose(_through_temporaries(Tensor(a)).numpy(), _through_temporaries_np(a), rtol=1e-5)
+  results: dict[int, np.ndarray] = {}
+  def work(i: int) -> None:
+    for k in range(i, len(arrays), 8): results[k] = _through_temporaries(Tensor(arrays[k])).numpy()
+  threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  for k, a in enumerate(arrays): np.testing.assert_allclose(results[k], _through_temporaries_np(a), rtol=1e-5)
+  jitted = TinyJit(lambda x: _through_temporaries(x).realize())
+  for k, a in enumerate(arrays[:8]):
+    np.testing.assert_allclose(jitted(Tensor(a)).numpy(), _through_temporaries_np(a), rtol=1e-5)
+    np.testing.assert_allclose(_through_temporaries(Tensor(arrays[-1 - k])).numpy(), _through_temporaries_np(arrays[-1 - k]), rtol=1e-5)
