@@ -12,7 +12,7 @@ from pytc.helpers import LRUCache, getenv
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
 Leaves = int | slice | tuple[int, ...]  # a step's leaves: those of node k, or a slice or the positions of the pool's
-Plan = tuple[tuple[int, Leaves], ...]  # per step, its structure number and its leaves
+Plan = tuple[tuple[int, Leaves | LazyOp], ...]  # per step, its structure number and its leaves (or its shared node)
 PLANS = 8  # plans kept per recording: the signatures of inputs it is replayed over, most often one
 
 
@@ -81,6 +81,9 @@ def replay(recording: Recording, inputs: list[LazyOp], leaves: tuple[tuple[LazyO
   else:
     new = object.__new__
     for (op, dtype, shape, device, sources, arg), (structure, spec) in zip(recording.steps, plan):
+      if type(spec) is LazyOp:  # a constant: the node made the first time
+        nodes.append(spec)
+        continue
       node = new(LazyOp)
       node.op, node.dtype, node.shape, node.device, node.srcs, node.arg, node.structure = \
         op, dtype, shape, device, tuple(map(nodes.__getitem__, sources)), arg, structure
@@ -90,11 +93,15 @@ def replay(recording: Recording, inputs: list[LazyOp], leaves: tuple[tuple[LazyO
 
 
 def make_plan(nodes: list[LazyOp], inputs: int, pool: tuple[LazyOp, ...]) -> Plan:
-  """Each step's structure number and leaves: those of the first node holding the same tuple, else where they lie in the pool."""
+  """Each step's structure number and leaves: those of the first node holding the same tuple, else where they lie in the pool;
+  a step that reads no buffer (a constant, or a view of one) is its node itself, which every replay shares (nodes never change)."""
   holder = {id(node.leaves): k for k, node in enumerate(nodes[:inputs]) if node._leaves is not None}
   index = {id(leaf): i for i, leaf in enumerate(pool)}
-  plan = []
+  plan: list[tuple[int, Leaves | LazyOp]] = []
   for k, node in enumerate(nodes[inputs:], inputs):
+    if node._leaves == ():
+      plan.append((node.structure, node))
+      continue
     if (spec := holder.get(id(node._leaves))) is None:
       spots = tuple(index[id(leaf)] for leaf in node._leaves)
       spec = slice(0, len(spots)) if spots == tuple(range(len(spots))) else spots

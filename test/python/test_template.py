@@ -119,3 +119,19 @@ def test_gradient_replays_from_several_threads_at_once():
   for t in threads: t.start()
   for t in threads: t.join()
   assert not errors, errors[0]
+
+
+def test_replays_share_their_constant_nodes_and_compute_apart():
+  """A step reading no buffer (a constant, a view of one) is made once, by the first replay with a plan, and shared by
+  the later ones (nodes never change); graphs sharing it, realized together or apart, each compute their own result."""
+  labels = np.array([1, 0, 2, 2], np.int32)
+  xs = [rng.standard_normal((4, 3)).astype(np.float32) for _ in range(4)]
+  losses = [Tensor(x).sparse_categorical_crossentropy(Tensor(labels)) for x in xs]  # record, key, plan, share
+  constants = [{id(n) for n in toposort([loss.lazydata]) if n._leaves == ()} for loss in losses]
+  assert constants[2] and constants[2] == constants[3]
+  assert_keyed_alike(losses)
+  def reference(x: np.ndarray) -> float:
+    shifted = x - x.max(1, keepdims=True)
+    return float(-(shifted - np.log(np.exp(shifted).sum(1, keepdims=True)))[np.arange(4), labels].mean())
+  Tensor.realize(losses[2], losses[3])
+  for x, loss in zip(xs, losses): np.testing.assert_allclose(loss.item(), reference(x), rtol=1e-5)
