@@ -26,7 +26,7 @@ SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-range
                      "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
 
 
-ELEMENT_BYTES = {dt.mlir: dt.itemsize for dt in dtypes.all}  # a temporary's element type (as MLIR spells it) -> bytes
+DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}  # an element type as MLIR spells it (a temporary's) -> its dtype
 _context: ir.Context | None = None
 # Held while pytc builds, schedules or compiles IR: all of it lives in one context, and a schedule's kernels compile once.
 COMPILE_LOCK = threading.RLock()
@@ -84,7 +84,7 @@ class Schedule:
   spare_temporaries: list = field(default_factory=list)  # small temporaries of a finished run, for the next (pytc.realize.temporaries)
 
   @functools.cached_property
-  def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * ELEMENT_BYTES[t.element] for t in self.temporaries)
+  def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * DTYPE_OF_MLIR[t.element].itemsize for t in self.temporaries)
 
 
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pytc.compiler import COMPILE_LOCK, compile_kernels, context, copy_module, run_pipeline
+from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, compile_kernels, context, copy_module, run_pipeline
 from pytc.compilers.gpu import gpu_compiler
 from pytc.device import Device
 from pytc.graph import LazyOp, is_view
 from pytc.helpers import GlobalCounters, pytc_version
 from pytc.jit import TinyJit
-from pytc.realize import DTYPE_OF_MLIR, schedule
+from pytc.realize import schedule
 from pytc.runtime.device import Binary
 from pytc.runtime.exported import BufferSpec, Graph, encode
 from pytc.tensor import Tensor

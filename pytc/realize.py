@@ -8,15 +8,11 @@ from collections import Counter
 
 from mlir import ir
 
-from pytc.compiler import COMPILE_LOCK, Launch, Schedule, compile_kernels, context, schedule_graph
+from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, Launch, Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
-from pytc.dtype import dtypes
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
 from pytc.runtime.graph import CommandGraph, Step
-
-DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}
-
 
 # The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
 # device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.

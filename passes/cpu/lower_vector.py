@@ -393,12 +393,17 @@ def row_sum_twin(reduction: uop.RangeReduceOp, stored: uop.StoreOp, j: ir.Value,
   return twin if weight(computation(twin, into_reductions=False)) >= KEEP_WEIGHT else None  # reading a cheap value again costs less than keeping it
 
 
+def tile_ranges(tile: dict[str, int], loops: list[ir.Value]) -> tuple[ir.Value, ir.Value | None]:
+  """The output range in the lanes (`j`: `along`'s, else the innermost) and the upcast range `u` (None without one)."""
+  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
+  return j, next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == tile["upcast"]), None)
+
+
 def overlapping_blocks(kernel: ir.Operation, loops: list[ir.Value]) -> bool:
   """Whether a kernel marked for vector code has a partial last block along `j` or `u`, which block_start moves back over
   its neighbour (computing those outputs twice)."""
   tile = VECTOR.get(kernel)
-  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
-  u = next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == tile["upcast"]), None)
+  j, u = tile_ranges(tile, loops)
   return range_size(j) % (tile["lanes"] * tile["vectors"]) != 0 or (u is not None and range_size(u) % tile["rows"] != 0)
 
 
@@ -475,8 +480,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   tile = VECTOR.get(kernel)
   lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   stream = tile.get("stream", 0) == 1
-  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
-  u = next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == upcast), None)
+  j, u = tile_ranges(tile, loops)
   width = lanes * vectors
   starts, extent, before, point = tile_loops(loops, bounds, j, u, width, rows, group)
   reductions = [] if stream else top_level_reductions(stored.value)
