@@ -7,7 +7,8 @@ prebuilt command graph (runtime/graph.py: every queue of every device the functi
 the Tensor arguments (positional, keyword, or directly inside a list, tuple or dict argument), of the same shapes, dtypes
 and views on every call; the function must do the same thing every call; state it changes lives in buffers it assigns
 to (`x.assign(...)`, `x += ...`, an optimizer's step), which the replay writes again; the returned tensors live in the
-same buffers from call to call. `JIT=0` in the environment runs the function plainly on every call.
+same buffers from call to call. `JIT=0` in the environment (read on each call until one captures) runs the function plainly on
+every call.
 """
 from __future__ import annotations
 
@@ -67,6 +68,10 @@ def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
   return buffers, [(tuple((v.op, v.shape, v.arg) for v in views), base.shape, base.dtype, base.device) for base, views in bases]
 
 
+def _same_nodes(tensors: list[Tensor], nodes: list[LazyOp] | None) -> bool:
+  return nodes is not None and len(tensors) == len(nodes) and all(t.lazydata is node for t, node in zip(tensors, nodes))
+
+
 def _describe(info: tuple) -> str:
   views, shape, dtype, device = info
   return f"a {shape} {dtype} buffer on {device}" + (f" seen through {', '.join(f'{op}{arg}' for op, _, arg in views)}" if views else "")
@@ -105,6 +110,7 @@ class TinyJit:
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
     self.calls, self.result, self.graph, self.steps, self.programs = 0, None, None, [], []
+    self.replayed_nodes: list[LazyOp] | None = None  # the nodes of the last replay's input tensors (held: they stay alive)
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
@@ -112,15 +118,18 @@ class TinyJit:
     if CAPTURES.jits and self.calls >= 1:
       raise RuntimeError("having TinyJit inside another TinyJit is not supported: the outer capture would miss its kernels")
     names, tensors = _input_tensors(args, kwargs)
-    buffers, info = _prepare_inputs(tensors)
-    if self.calls == 0 or os.environ.get("JIT", "1") == "0": result = self.run(args, kwargs)
-    elif self.calls == 1: result = self.capture(args, kwargs, names, tensors, buffers, info)
+    if self.graph is not None and names == self.names and _same_nodes(tensors, self.replayed_nodes):  # as the last replay's inputs
+      result = self.replay(tensors, None)
     else:
-      if names != self.names: raise JitError(f"jitted function called with tensor arguments {names}, captured with {self.names}")
-      if info != self.info:
-        i = next(i for i, (now, then) in enumerate(zip(info, self.info)) if now != then)
-        raise JitError(f"jitted function's input {i} is {_describe(info[i])}, captured as {_describe(self.info[i])}")
-      result = self.replay(tensors, buffers)
+      buffers, info = _prepare_inputs(tensors)
+      if self.graph is None and (self.calls == 0 or os.environ.get("JIT", "1") == "0"): result = self.run(args, kwargs)
+      elif self.graph is None: result = self.capture(args, kwargs, names, tensors, buffers, info)
+      else:
+        if names != self.names: raise JitError(f"jitted function called with tensor arguments {names}, captured with {self.names}")
+        if info != self.info:
+          i = next(i for i, (now, then) in enumerate(zip(info, self.info)) if now != then)
+          raise JitError(f"jitted function's input {i} is {_describe(info[i])}, captured as {_describe(self.info[i])}")
+        result = self.replay(tensors, buffers)
     self.calls += 1
     return result
 
@@ -166,12 +175,9 @@ class TinyJit:
             f"{len(self.patches)} buffer pointers: " + ", ".join(f"launch {k} argument {i} <- input {index}" for k, i, index in self.patches))
     return result
 
-  def replay(self, tensors: list[Tensor], buffers: list[Buffer]) -> Any:
-    for i, buffer in enumerate(buffers):
-      if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
-        buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
-    if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
-    for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
+  def replay(self, tensors: list[Tensor], buffers: list[Buffer] | None) -> Any:
+    """Run the capture over `buffers`, the inputs' (None: the last replay's, the tensors' nodes being the same)."""
+    if buffers is not None: self._rebind(tensors, buffers)
     if self.rng_calls:
       before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
       for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
@@ -179,6 +185,18 @@ class TinyJit:
     GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result
     return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})
+
+  def _rebind(self, tensors: list[Tensor], buffers: list[Buffer]) -> None:
+    """Point the graph's kernels at `buffers`. When none is one the replay writes, the next call whose tensors have the same
+    nodes skips the inputs' checks and this."""
+    copied = False
+    for i, buffer in enumerate(buffers):
+      if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
+        buffers[i] = realize([LazyOp("contiguous", buffer.dtype, buffer.shape, buffer.device, (_base(tensors[i].lazydata)[0],))])[0].arg
+        copied = True
+    if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
+    for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
+    self.replayed_nodes = None if copied else [t.lazydata for t in tensors]
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""

@@ -369,6 +369,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor:
     if self.dtype is dtypes.uint8 and isinstance(weight, Tensor): return self._lerp_uint8(end, weight)
     return self + (end - self) * weight
+  @templated
   def logaddexp(self, other: Tensor | float) -> Tensor:
     """max(a, b) + log1p(e^-|a - b|): nothing overflows, and a term too small to change 1 + e^-|a - b| still counts; where
     a == b (equal infinities too) it is max(a, b) + log(2)."""
@@ -681,6 +682,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return total.div(max(self._reduced_count(axis) - correction, 0)).cast(self.dtype if self.dtype.is_float else dtypes.float32)
   def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
     return self.var(axis, keepdim, correction).sqrt()
+  @templated
   def logsumexp(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     """log(sum(e^(x - peak))) + peak with peak the max (0 where it is infinite: all -inf gives -inf and any +inf gives +inf)."""
     peak = self.max(axis, keepdim=True).detach()

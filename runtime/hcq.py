@@ -18,7 +18,7 @@ import enum
 import struct
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,7 @@ OPCODES = {op.value: op for op in Op}
 PAYLOADS = {Op.EXEC: struct.Struct("<QQ3I3I"), Op.SIGNAL: struct.Struct("<QQ"), Op.WAIT: struct.Struct("<QQ"),
             Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<"),
             Op.COPY: struct.Struct("<QQQ")}
+PACKETS = {op: struct.Struct(HEADER.format + payload.format[1:]) for op, payload in PAYLOADS.items()}  # header and payload
 
 
 class SignalTimeout(TimeoutError):
@@ -54,6 +55,23 @@ class DeviceError(RuntimeError):
 
 class _SignalMemory(ctypes.Structure):
   _fields_ = [("value", ctypes.c_uint64), ("timestamp_ns", ctypes.c_uint64)]
+
+
+class Changes(threading.Condition):
+  """A condition a queue notifies whenever it writes a signal, stops or is reset; `waiting` counts the threads in wait_for, so
+  a queue writing a signal no one waits for skips the notification (a waiter counts itself before it checks, under the lock)."""
+  def __init__(self) -> None:
+    super().__init__()
+    self.waiting = 0
+
+  def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
+    self.waiting += 1
+    try: return super().wait_for(predicate, timeout)
+    finally: self.waiting -= 1
+
+  def notify_waiters(self) -> None:
+    if self.waiting:
+      with self: self.notify_all()
 
 
 class Signal:
@@ -112,8 +130,8 @@ class HWQueue:
     self._data = bytearray()
 
   def _add(self, op: Op, *fields: int) -> HWQueue:
-    payload = PAYLOADS[op]
-    self._data += HEADER.pack(op, HEADER.size + payload.size) + payload.pack(*fields)
+    packet = PACKETS[op]
+    self._data += packet.pack(op, packet.size, *fields)
     return self
 
   def exec(self, kernel: Any, args: Any) -> HWQueue:

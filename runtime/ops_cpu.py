@@ -21,7 +21,7 @@ import numpy as np
 
 from pytc.helpers import DEBUG, getenv
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import DeviceError, Packet, Signal, decode, named, show
+from pytc.runtime.hcq import Changes, DeviceError, Packet, Signal, decode, named, show
 from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
@@ -219,7 +219,7 @@ class CPUQueue:
     self.device, self._pending = device, queue.SimpleQueue()
     # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
     self._state, self._executing, self._outstanding = threading.RLock(), threading.Lock(), 0
-    self._last_value = ctypes.c_uint64()
+    self._last_value, self._offset = ctypes.c_uint64(), ctypes.c_uint64()  # the scan's result; where the executing buffer is
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes) -> None:
@@ -257,9 +257,10 @@ class CPUQueue:
   def _run_packets(self, command_buffer: bytes, waits: bool) -> None:
     """Execute every packet, waking the host's waiters after each SIGNAL; QueueStop at one that fails (a WAIT after
     PYTC_WAIT_TIMEOUT seconds)."""
-    offset, timeout = ctypes.c_uint64(), getenv("PYTC_WAIT_TIMEOUT", 30.0) if waits else 0.0
+    offset, timeout = self._offset, getenv("PYTC_WAIT_TIMEOUT", 30.0) if waits else 0.0
+    offset.value = 0
     while (status := native.pytc_queue_run(command_buffer, len(command_buffer), offset, int(timeout * 1e9))) == SIGNALED:
-      with self.device.changed: self.device.changed.notify_all()
+      self.device.changed.notify_waiters()
       if offset.value >= len(command_buffer): return
     if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout)
 
@@ -303,7 +304,7 @@ class CPUDevice(Compiled):
   def __init__(self, name: str = "CPU"):
     super().__init__(name, CPUAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", CPUProgram)
     self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
-    self.changed = threading.Condition()  # notified whenever the queue writes a signal, stops or is reset
+    self.changed = Changes()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = os.cpu_count() or 1
     if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0: raise OSError("could not start the CPU worker threads")
     self.compute = CPUQueue(self, "compute")

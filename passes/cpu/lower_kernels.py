@@ -18,7 +18,7 @@ from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
 from pytc.passes.common.analysis import read_where_written
 from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
-from pytc.passes.cpu.lower_vector import VectorLowering, lower_vector_body, overlapping_blocks
+from pytc.passes.cpu.lower_vector import VectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
 
 
 def cpu_slice_arguments() -> list[ir.Type]:
@@ -77,11 +77,13 @@ def lower_kernel(kernel: func.FuncOp) -> None:
     entry = lowered.add_entry_block()
   bounds = tuple(entry.arguments[len(params):])
   tile = VECTOR.get(kernel)
-  if tile and aliased and not tile.get("across") and overlapping_blocks(kernel.operation, loops):
+  blocked = tile and (not tile.get("across") or tile["rows"] > 1)  # vector code over blocks of the outputs
+  if blocked and aliased and overlapping_blocks(kernel.operation, loops):
     tile = None  # an output that may be an input's buffer is written once: computing an element again would read it changed
   lowering = VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"]) if tile else KernelLowering(dict(zip(params, entry.arguments)))
+  body = lower_scalar_body if not tile or not blocked else lower_across_body if tile.get("across") else lower_vector_body
   with ir.InsertionPoint(entry):
-    extent = (lower_vector_body if tile and not tile.get("across") else lower_scalar_body)(kernel.operation, lowering, stored, loops, entry, bounds)
+    extent = body(kernel.operation, lowering, stored, loops, entry, bounds)
     func.ReturnOp([])
   KERNEL.set(lowered)
   if TUNE.has(kernel): TUNE.set(lowered, TUNE.get(kernel))

@@ -34,7 +34,7 @@ from pytc.passes.codegen.kernel_lowering import (
   widened_product,
 )
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, top_level_reductions, uses_any, weight
+from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
 from pytc.passes.cpu.vectorize import pack_values, row_reducible, row_reductions, uniform_roots
@@ -518,4 +518,34 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
       lowering.scopes.append({**tile.scope, **{r.result: accs[position] for r, accs in results.items()}})
       lowering.store(stored)
       lowering.scopes.pop()
+  return extent
+
+
+def lower_across_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value], entry: ir.Block,
+                      bounds: tuple[ir.Value, ir.Value]) -> int:
+  """`across` with `rows` = the lanes: blocks of `lanes` outputs along the innermost output range `j`. A loop over the block's
+  outputs computes their reductions one by one (each vector code along its row) into small stack buffers; the rest of the
+  output (a logsumexp's log, a mean's scale) is then vector code over the block, stored as a vector where the output runs
+  along `j`. Returns the extent of the outermost parallel range."""
+  j, lanes = loops[-1], lowering.lanes
+  starts, extent, _, point = tile_loops(loops, bounds, j, None, lanes, 1, 1)
+  lowering.scopes.append({r: v for r, v in starts.items() if r is not j})
+  lowering.aligned_j = j
+  outputs = set(loops)  # the reductions of each output (a logsumexp's max too, nested in its sum), each after those it uses
+  reductions = [op for op in computation(stored.value) if isinstance(op, uop.RangeReduceOp) and free_ranges(op) <= outputs]
+  with ir.InsertionPoint.at_block_begin(entry):
+    rows = {r: memref.alloca(ir.MemRefType.get([lanes], r.result.type), [], []) for r in reductions}
+  with point:
+    for done, reduction in enumerate(reductions):  # one loop over the block per reduction: the rows' chains are independent
+      loop = scf.ForOp(index_constant(0), index_constant(lanes), index_constant(1))
+      with ir.InsertionPoint(loop.body):
+        lane = loop.induction_variable
+        lowering.scopes.append({j: arith.addi(starts[j], lane), **{r.result: memref.load(rows[r], [lane]) for r in reductions[:done]}})
+        memref.store(lowering.emit(reduction.result), rows[reduction], [lane])
+        lowering.scopes.pop()
+        scf.YieldOp([])
+    gathered = {r.result: vector.load(lowering.vector_type(r.result.type), row, [index_constant(0)]) for r, row in rows.items()}
+    lowering.scopes.append({j: Strided(starts[j], 1), **gathered})
+    lowering.store(stored)
+    lowering.scopes.pop()
   return extent

@@ -159,15 +159,17 @@ def row_reducible(reduction: uop.RangeReduceOp, lanes: int) -> bool:
   return all(isinstance(op, uop.IndexOp) and op.valid is None and is_contiguous(op, k) for op in moving)
 
 
-def choose_across(kernel: ir.Operation, lanes: int) -> dict[str, int] | None:
-  """A kernel left to scalar loops whose reductions all reduce rows (1M sums of 16 contiguous floats): its outputs stay
-  scalar loops, each reduction vector code along its row (`across = 1`)."""
+def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int] | None:
+  """A kernel left to scalar loops whose reductions all reduce rows (1M sums of 16 contiguous floats, a logsumexp's max
+  and sum): each reduction becomes vector code along its row (`across = 1`), and the rest of the output vector code over
+  blocks of `lanes` outputs (`rows` = lanes) unless `rows` is 1 or the innermost output range is shorter."""
   end = kernel_end(kernel)
   if isinstance(end.src.owner.value, ir.BlockArgument) or LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER: return None
   reductions = top_level_reductions(end.src.owner.value)
   if not reductions or not all(row_reducible(r, lanes) for r in reductions): return None
-  if any(isinstance(op, uop.RangeReduceOp) for r in reductions for op in computation(r.src)): return None  # see the module's doc
-  return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
+  blocked = rows > 1 and bool(end.ranges) and range_size(list(end.ranges)[-1]) >= lanes
+  if not blocked and any(isinstance(op, uop.RangeReduceOp) for r in reductions for op in computation(r.src)): return None  # see the module's doc
+  return {"lanes": lanes, "vectors": 1, "rows": lanes if blocked else 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
@@ -227,6 +229,6 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
       tune.get("vectorize") == 1)
-    if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes))
+    if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

@@ -307,6 +307,45 @@ func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc
 
 // -----
 
+// `across` with rows = the lanes: the parallel loop runs over blocks of 8 rows (the last of 20 moved back to start at 12).
+// One loop over the block's rows per reduction, each row vector code along it, left in a stack buffer: first the
+// maxima, then the sums, which read their row's maximum back; the scale by b and the store are vectors over the block.
+// CHECK-LABEL: func.func @row_sums_of_shifted(
+// CHECK: %[[MAXIMA:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: %[[SUMS:.*]] = memref.alloca() : memref<8xf32>
+// CHECK: scf.parallel (%[[BLOCK:[a-z0-9]+]]) =
+// CHECK: %[[START:.*]] = arith.minsi %{{.*}}, %c12 : index
+// CHECK: scf.for %[[ROW:[a-z0-9]+]] = %c0 to %c8 step %c1 {
+// CHECK: vector.reduction <maximumf>
+// CHECK: memref.store %{{.*}}, %[[MAXIMA]][%[[ROW]]] : memref<8xf32>
+// CHECK: scf.for %[[ROW2:[a-z0-9]+]] = %c0 to %c8 step %c1 {
+// CHECK: memref.load %[[MAXIMA]][%[[ROW2]]] : memref<8xf32>
+// CHECK: vector.reduction <add>
+// CHECK: memref.store %{{.*}}, %[[SUMS]][%[[ROW2]]] : memref<8xf32>
+// CHECK: %[[S:.*]] = vector.load %[[SUMS]][%c0] : memref<8xf32>, vector<8xf32>
+// CHECK-NEXT: %[[B:.*]] = vector.load %{{.*}}[%[[START]]] : memref<20xf32>, vector<8xf32>
+// CHECK-NEXT: %[[R:.*]] = arith.mulf %[[S]], %[[B]] : vector<8xf32>
+// CHECK-NEXT: vector.store %[[R]], %{{.*}}[%[[START]]] : memref<20xf32>, vector<8xf32>
+func.func @row_sums_of_shifted(%out: memref<20x1xf32>, %x: memref<20x16xf32>, %b: memref<20xf32>) attributes {pytc.kernel, pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 8 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 20 id 0
+  %m = uop.range reduce 16 id 1
+  %k = uop.range reduce 16 id 2
+  %xm = uop.index %x[%i, %m] : memref<20x16xf32>
+  %max = uop.range_reduce max %xm over(%m) : f32
+  %xk = uop.index %x[%i, %k] : memref<20x16xf32>
+  %nm = uop.neg %max : f32
+  %d = uop.add %xk, %nm : f32
+  %s = uop.range_reduce add %d over(%k) : f32
+  %bi = uop.index %b[%i] : memref<20xf32>
+  %r = uop.mul %s, %bi : f32
+  %w = uop.store %r, %out[%i, %c0] : memref<20x1xf32>
+  %end = uop.end %w over(%i) : memref<20x1xf32>
+  return
+}
+
+// -----
+
 // A kernel marked pytc.in_place computes an assign in place: the input it reads only where it writes may be the output's
 // buffer, so that argument and the output lose llvm.noalias. Over 20 elements a block of 16 lanes would leave a partial
 // last block moved back over its neighbour, computing outputs twice from the input the first pass overwrote, so this

@@ -14,6 +14,7 @@
 // EXPLAIN-NEXT: pytc-vectorize: row_sum: {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
 // EXPLAIN-NEXT: pytc-vectorize: logsumexp: scalar loops
+// EXPLAIN-NEXT: pytc-vectorize: logsumexp_rows: {{.*}}'rows': 8, {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: prologue: {{.*}}'unroll': 1}
 // EXPLAIN-NEXT: pytc-vectorize: sub_row_max: {{.*}}'stream': 1}
 // EXPLAIN-NEXT: pytc-vectorize: softmax: {{.*}}'stream': 1}
@@ -97,7 +98,8 @@ func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes 
 // A row sum reads along its reduce range, not along an output range: its rows stay scalar loops, each sum vector code
 // along its row (`across`, 16 a multiple of the lanes); an output range (5) narrower than the lanes, with reductions of
 // 3, is not vectorized at all. A logsumexp's sum, whose body holds the row's max (another reduction), stays scalar
-// loops too: LLVM vectorizes those faster.
+// loops too when its rows (4) are fewer than the lanes: LLVM vectorizes those faster. With 32 rows, blocks of 8 rows
+// (`rows` = the lanes) compute each reduction row by row, then the log and the add as vectors across the block.
 // CHECK-LABEL: func.func @row_sum(
 // CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 // CHECK-LABEL: func.func @narrow_matmul(
@@ -105,6 +107,8 @@ func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes 
 // CHECK-LABEL: func.func @logsumexp(
 // CHECK-NOT: pytc.vector
 // CHECK: return
+// CHECK-LABEL: func.func @logsumexp_rows(
+// CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 8 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel} {
   %c0 = arith.constant 0 : index
   %i = uop.range loop 4 id 0
@@ -145,6 +149,24 @@ func.func @logsumexp(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {py
   %r = uop.add %l, %max : f32
   %w = uop.store %r, %out[%i, %c0] : memref<4x1xf32>
   %end = uop.end %w over(%i) : memref<4x1xf32>
+  return
+}
+func.func @logsumexp_rows(%out: memref<32x1xf32>, %x: memref<32x16xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 32 id 0
+  %m = uop.range reduce 16 id 1
+  %k = uop.range reduce 16 id 2
+  %xm = uop.index %x[%i, %m] : memref<32x16xf32>
+  %max = uop.range_reduce max %xm over(%m) : f32
+  %xk = uop.index %x[%i, %k] : memref<32x16xf32>
+  %nm = uop.neg %max : f32
+  %d = uop.add %xk, %nm : f32
+  %e = uop.exp2 %d : f32
+  %s = uop.range_reduce add %e over(%k) : f32
+  %l = uop.log2 %s : f32
+  %r = uop.add %l, %max : f32
+  %w = uop.store %r, %out[%i, %c0] : memref<32x1xf32>
+  %end = uop.end %w over(%i) : memref<32x1xf32>
   return
 }
 

@@ -185,6 +185,19 @@ def test_output_fed_back_as_input_reads_a_copy():
   np.testing.assert_array_equal(step(fresh).numpy(), [6, 4])
 
 
+def test_inputs_passed_again_after_changes_between_calls():
+  @TinyJit
+  def step(x: Tensor, y: Tensor) -> Tensor: return (x * 2 - y).realize()
+  a, b = Tensor(np.arange(6, dtype=np.float32)), Tensor(np.ones(6, np.float32))
+  for call in range(8):
+    first, second = (a, b) if call % 3 else (b, a)  # the same tensors again, swapped, and after changes outside the jit
+    expected = first.numpy() * 2 - second.numpy()
+    np.testing.assert_array_equal(step(first, second).numpy(), expected)
+    if call == 4: a.assign(Tensor(np.full(6, 7, np.float32))).realize()
+    if call == 5: b += 3
+  assert step.graph is not None
+
+
 def test_returned_buffers_are_reused_and_methods_and_reset_work():
   class Scaler:
     def __init__(self, scale: float): self.scale = Tensor([scale])

@@ -245,3 +245,24 @@ def test_short_row_reductions_run_along_their_rows(rows: int, cols: int) -> None
   if cols % Device["CPU"].target.vector_lanes == 0: assert "vector.reduction" in kernel_ir(total) and "vector.reduction" in kernel_ir(largest)
   np.testing.assert_allclose(total.numpy(), x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
   np.testing.assert_array_equal(largest.numpy(), x.max(1))
+
+
+@pytest.mark.parametrize("shape", [(16, 64), (17, 32), (1000, 16), (40, 48), (3, 21, 64), (9, 16), (4, 128)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_reductions_with_an_epilogue_in_blocks_of_rows(shape: tuple[int, ...], dtype) -> None:
+  """logsumexp (a max nested in a sum, then a log) and a scaled mean over short rows: blocks of rows compute each
+  reduction row by row, the rest as vectors over the block (a partial last block moves back); rows of NaN, +-inf and
+  -inf only come through as in NumPy."""
+  x = rng.standard_normal(shape).astype(dtype) * 4
+  flat = x.reshape(-1, shape[-1])
+  flat[0, 3], flat[1, :], flat[2, 5], flat[-1, 0] = np.nan, -np.inf, np.inf, -np.inf
+  scale = rng.standard_normal(shape[:-1]).astype(dtype)
+  lse, mean = Tensor(x).logsumexp(-1), Tensor(x).mean(-1) * Tensor(scale)
+  lanes = Device["CPU"].target.vector_lanes
+  if int(np.prod(shape[:-1])) >= lanes and shape[-1] % lanes == 0 and dtype == np.float32:
+    assert "memref.alloca" in kernel_ir(lse) and "vector.reduction" in kernel_ir(lse)
+  with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+    peak = np.where(np.isinf(x.max(-1, keepdims=True)), 0, x.max(-1, keepdims=True))
+    want = np.log(np.exp((x - peak).astype(np.float64)).sum(-1)) + peak[..., 0]
+  np.testing.assert_allclose(lse.numpy(), want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+  np.testing.assert_allclose(mean.numpy(), x.astype(np.float64).mean(-1) * scale, rtol=1e-5, atol=1e-5)
