@@ -218,7 +218,8 @@ VECTOR = declare(Attribute(
   ("pytc-vectorize",), ("pytc-lower-kernels",),
   "the kernel's vector tile: lanes x vectors accumulators for rows of range id upcast (-1: none), groups of blocks, packed "
   "panel, body unrolled along the reduce range; stream: elementwise vectors along the row; along: the range id of the output range in "
-  "the lanes (absent: the innermost); across: scalar loops over the outputs, each reduction vector code along its row", _kernel, "kernels"))
+  "the lanes (absent: the innermost); across: each reduction vector code along its row, the outputs scalar loops (rows 1) or "
+  "blocks of `rows` = lanes outputs whose other work is vector code", _kernel, "kernels"))
 TUNE = declare(Attribute(
   "pytc.tune", FUNC, IntDict({}, {"vectorize": Within(0, 1), "lanes": Within(1, 64, power_of_two=True), "vectors": Within(1, 16),
                                   "rows": Within(1, 64), "group": Within(1, 4096), "pack": Within(0, 1), "reduce_outer": Within(0, 1),

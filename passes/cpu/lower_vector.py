@@ -1,5 +1,5 @@
-"""Vector code for a kernel marked `pytc.vector` (see vectorize.py): its innermost output range `j` runs in
-vector lanes, `vectors` vectors side by side, and `rows` values of the upcast range `u` at once.
+"""Vector code for a kernel marked `pytc.vector` (see vectorize.py): its innermost output range `j` runs in vector lanes,
+`vectors` vectors side by side, and `rows` values of the upcast range `u` at once.
 
 The outer parallel loop runs over blocks of `u` and `j` (a partial last block moves back to overlap its
 neighbour); each top-level reduction loops over its reduce ranges with `rows * vectors` accumulator vectors as
@@ -8,8 +8,10 @@ packed once per group of `u` blocks; the epilogue computes and stores the output
 (elementwise work along `j`) the reductions, which vary only with the outer ranges, are computed once per
 outer iteration before the loop along `j`; a float row sum whose body the output computes again keeps it in a
 row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is vector code
-too (reduce_row). While emitting, a value is uniform (a scalar: it does not depend on `j`), `Strided` (index lanes
-base + stride * lane, kept symbolic so a read along `j` becomes one vector load), or a vector. Reads
+too (reduce_row). `across` kernels with `rows` = lanes (lower_across_body) compute a block of outputs' reductions row
+by row, then the rest of the outputs as vectors over the block. While emitting, a value is uniform (a scalar: it does
+not depend on `j`), `Strided` (index lanes base + stride * lane, kept symbolic so a read along `j` becomes one vector
+load), or a vector. Reads
 contiguous along `j` become `vector.load` (`vector.maskedload` when padding gates them); any other varying read
 or write goes lane by lane. Stores along `j` are aligned when rows are a multiple of the lanes, and
 non-temporal for outputs of STREAM_BYTES or more.

@@ -28,11 +28,13 @@ pytc-lower-kernels emits vector code for it; kernels whose reductions nest or wh
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
 blocks, the panel packed once per block, and the stores go lane by lane). A kernel left to scalar loops whose
-reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: its outputs stay scalar loops and
-each reduction becomes vector code along its row; not when a reduction's body holds another (a logsumexp's max), whose
-scalar loops LLVM vectorizes faster (1.1-1.4x, as the kernel search found). A kernel's `pytc.tune` (a searched winner)
-replaces the options for it: its lanes, vectors, rows and group, `pack = 0` to read in place (1 to pack), `vectorize = 0`
-to keep scalar loops.
+reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: each reduction becomes vector code along
+its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes), blocks of that many outputs
+compute each reduction row by row into a stack buffer, then the rest of the output (a logsumexp's log) as vectors over
+the block (rows of 64: 1.7x). With fewer, the outputs stay scalar loops, and a kernel whose reduction's body holds another
+(a logsumexp's max) keeps scalar loops, which LLVM vectorizes faster (1.1-1.4x, as the kernel search found). A kernel's
+`pytc.tune` (a searched winner) replaces the options for it: its lanes, vectors, rows and group, `pack = 0` to read in
+place (1 to pack), `vectorize = 0` to keep scalar loops.
 """
 import sys
 from math import prod
