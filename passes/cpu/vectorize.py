@@ -29,9 +29,10 @@ narrower than `lanes` keep scalar loops, unless another output range serves as `
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
 blocks, the panel packed once per block, and the stores go lane by lane). A kernel left to scalar loops whose
 reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: each reduction becomes vector code along
-its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes), blocks of that many outputs
-compute each reduction row by row into a stack buffer, then the rest of the output (a logsumexp's log) as vectors over
-the block (rows of 64: 1.7x). With fewer, the outputs stay scalar loops, and a kernel whose reduction's body holds another
+its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes) and nested reductions or a
+heavy rest (BLOCK_WEIGHT), blocks of that many outputs compute each reduction row by row into a stack buffer, then the
+rest of the output (a logsumexp's log) as vectors over the block (rows of 64: 1.7x). Otherwise the outputs stay scalar
+loops, and with fewer outputs than the lanes a kernel whose reduction's body holds another
 (a logsumexp's max) keeps scalar loops, which LLVM vectorizes faster (1.1-1.4x, as the kernel search found). A kernel's
 `pytc.tune` (a searched winner) replaces the options for it: its lanes, vectors, rows and group, `pack = 0` to read in
 place (1 to pack), `vectorize = 0` to keep scalar loops.
@@ -54,6 +55,9 @@ PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copie
 # a panel whose reads run contiguously is packed only when at least this many rows reuse it: fewer (the 128 rows of a GPT-2
 # projection, 16 rows) read it in place faster, as the kernel search found (1.3x at 128 rows)
 PACK_MIN_ROWS = 256
+# an `across` kernel takes blocks of rows when its reductions nest (their chains interleave across the rows) or the rest of
+# its output weighs this much (a transcendental, computed as vectors): a plain sum or mean gains nothing (1M rows of 16: 0.9x)
+BLOCK_WEIGHT = 4
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
@@ -169,8 +173,10 @@ def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int]
   if isinstance(end.src.owner.value, ir.BlockArgument) or LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER: return None
   reductions = top_level_reductions(end.src.owner.value)
   if not reductions or not all(row_reducible(r, lanes) for r in reductions): return None
-  blocked = rows > 1 and bool(end.ranges) and range_size(list(end.ranges)[-1]) >= lanes
-  if not blocked and any(isinstance(op, uop.RangeReduceOp) for r in reductions for op in computation(r.src)): return None  # see the module's doc
+  nested = any(isinstance(op, uop.RangeReduceOp) for r in reductions for op in computation(r.src))
+  epilogue = [op for op in computation(end.src.owner.value, into_reductions=False) if not isinstance(op, uop.RangeReduceOp)]
+  blocked = rows > 1 and bool(end.ranges) and range_size(list(end.ranges)[-1]) >= lanes and (nested or weight(epilogue) >= BLOCK_WEIGHT)
+  if not blocked and nested: return None  # see the module's doc
   return {"lanes": lanes, "vectors": 1, "rows": lanes if blocked else 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
 
 

@@ -15,6 +15,7 @@
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
 // EXPLAIN-NEXT: pytc-vectorize: logsumexp: scalar loops
 // EXPLAIN-NEXT: pytc-vectorize: logsumexp_rows: {{.*}}'rows': 8, {{.*}}'across': 1}
+// EXPLAIN-NEXT: pytc-vectorize: row_sum_rows: {{.*}}'rows': 1, {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: prologue: {{.*}}'unroll': 1}
 // EXPLAIN-NEXT: pytc-vectorize: sub_row_max: {{.*}}'stream': 1}
 // EXPLAIN-NEXT: pytc-vectorize: softmax: {{.*}}'stream': 1}
@@ -99,7 +100,8 @@ func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes 
 // along its row (`across`, 16 a multiple of the lanes); an output range (5) narrower than the lanes, with reductions of
 // 3, is not vectorized at all. A logsumexp's sum, whose body holds the row's max (another reduction), stays scalar
 // loops too when its rows (4) are fewer than the lanes: LLVM vectorizes those faster. With 32 rows, blocks of 8 rows
-// (`rows` = the lanes) compute each reduction row by row, then the log and the add as vectors across the block.
+// (`rows` = the lanes) compute each reduction row by row, then the log and the add as vectors across the block; a plain
+// sum of as many rows gains nothing from blocks (rows 1).
 // CHECK-LABEL: func.func @row_sum(
 // CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 // CHECK-LABEL: func.func @narrow_matmul(
@@ -109,6 +111,8 @@ func.func @shifted_sum(%out: memref<1x10xf32>, %x: memref<3x10xf32>) attributes 
 // CHECK: return
 // CHECK-LABEL: func.func @logsumexp_rows(
 // CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 8 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
+// CHECK-LABEL: func.func @row_sum_rows(
+// CHECK-SAME: pytc.vector = {across = 1 : i64, group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
 func.func @row_sum(%out: memref<4x1xf32>, %x: memref<4x16xf32>) attributes {pytc.kernel} {
   %c0 = arith.constant 0 : index
   %i = uop.range loop 4 id 0
@@ -166,6 +170,16 @@ func.func @logsumexp_rows(%out: memref<32x1xf32>, %x: memref<32x16xf32>) attribu
   %l = uop.log2 %s : f32
   %r = uop.add %l, %max : f32
   %w = uop.store %r, %out[%i, %c0] : memref<32x1xf32>
+  %end = uop.end %w over(%i) : memref<32x1xf32>
+  return
+}
+func.func @row_sum_rows(%out: memref<32x1xf32>, %x: memref<32x16xf32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 32 id 0
+  %k = uop.range reduce 16 id 1
+  %v = uop.index %x[%i, %k] : memref<32x16xf32>
+  %s = uop.range_reduce add %v over(%k) : f32
+  %w = uop.store %s, %out[%i, %c0] : memref<32x1xf32>
   %end = uop.end %w over(%i) : memref<32x1xf32>
   return
 }
