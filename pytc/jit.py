@@ -68,8 +68,9 @@ def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
   return buffers, [(tuple((v.op, v.shape, v.arg) for v in views), base.shape, base.dtype, base.device) for base, views in bases]
 
 
-def _same_nodes(tensors: list[Tensor], nodes: list[LazyOp] | None) -> bool:
-  return nodes is not None and len(tensors) == len(nodes) and all(t.lazydata is node for t, node in zip(tensors, nodes))
+def _same_nodes(args: tuple, nodes: list[LazyOp] | None) -> bool:
+  """Whether the arguments are Tensors whose nodes are `nodes`, in order: the last replay's inputs, unchanged."""
+  return nodes is not None and len(args) == len(nodes) and all(isinstance(a, Tensor) and a.lazydata is node for a, node in zip(args, nodes))
 
 
 def _describe(info: tuple) -> str:
@@ -117,10 +118,9 @@ class TinyJit:
   def __call__(self, *args, **kwargs):
     if CAPTURES.jits and self.calls >= 1:
       raise RuntimeError("having TinyJit inside another TinyJit is not supported: the outer capture would miss its kernels")
-    names, tensors = _input_tensors(args, kwargs)
-    if self.graph is not None and names == self.names and _same_nodes(tensors, self.replayed_nodes):  # as the last replay's inputs
-      result = self.replay(tensors, None)
+    if self.graph is not None and not kwargs and _same_nodes(args, self.replayed_nodes): result = self.replay(list(args), None)
     else:
+      names, tensors = _input_tensors(args, kwargs)
       buffers, info = _prepare_inputs(tensors)
       if self.graph is None and (self.calls == 0 or os.environ.get("JIT", "1") == "0"): result = self.run(args, kwargs)
       elif self.graph is None: result = self.capture(args, kwargs, names, tensors, buffers, info)
@@ -187,8 +187,8 @@ class TinyJit:
     return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})
 
   def _rebind(self, tensors: list[Tensor], buffers: list[Buffer]) -> None:
-    """Point the graph's kernels at `buffers`. When none is one the replay writes, the next call whose tensors have the same
-    nodes skips the inputs' checks and this."""
+    """Point the graph's kernels at `buffers`. When none is one the replay writes and the inputs are the positional
+    arguments, the next call of positional Tensors with the same nodes skips the inputs' checks and this."""
     copied = False
     for i, buffer in enumerate(buffers):
       if id(buffer) in self.held:  # say an earlier output fed back: the replay may write that buffer, so its kernels read a copy
@@ -196,7 +196,7 @@ class TinyJit:
         copied = True
     if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
     for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
-    self.replayed_nodes = None if copied else [t.lazydata for t in tensors]
+    self.replayed_nodes = None if copied or self.names != list(range(len(tensors))) else [t.lazydata for t in tensors]
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,11 @@ class Compiled:
   def queue(self) -> HWQueue: return HWQueue()
   def copy_queue(self) -> Any | None: return None
   def new_signal(self, value: int = 0) -> Signal: return Signal(value, owner=self)
+
+  def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
+    """A function that submits `command_buffer` followed by a signal of the timeline's next value, called under SUBMIT_LOCK
+    (a command graph's last buffer for this device, submitted again on every run)."""
+    return lambda: self.submit(command_buffer + self.queue().signal(self.timeline, self.next_timeline_value()).bytes())
 
   # A backend defines these: its queue's execution, the timeline, recovery.
   timeline: Signal

@@ -160,10 +160,10 @@ class CommandGraph:
         queue.timestamp(self.began[id(device)])
     return queue
 
-  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal, Signal]]:
+  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal, Signal, Callable[[], None]]]:
     """Per device, what its last compute command buffer holds before the timeline signal: waits for its other queues' last
-    steps, the end timestamp; with the signals of when its work began and ended. The copy queues' pending buffers go to
-    `actions` first."""
+    steps, the end timestamp; with the signals of when its work began and ended, and the device's function submitting it
+    with the timeline's next value. The copy queues' pending buffers go to `actions` first."""
     last = {n.place: i for i, n in enumerate(nodes) if n.place is not None}
     for (device, ring), queue in list(self.pending.items()):
       if ring != COMPUTE: self.actions.append((COPY, device, queue.packets))
@@ -173,7 +173,8 @@ class CommandGraph:
       for place, index in last.items():
         if place[0] is device and place[1] != COMPUTE: queue.wait(self.signals[place], index + 1)
       queue.timestamp(ended := device.new_signal())
-      finals.append((device, queue.bytes(), self.began[id(device)], ended))
+      data = queue.bytes()
+      finals.append((device, data, self.began[id(device)], ended, device.timeline_submitter(data)))
     self.pending.clear()
     return finals
 
@@ -186,7 +187,7 @@ class CommandGraph:
     """What a run submits, in order: (device, queue, command buffer: bytes for a compute queue, SDMA packets for a copy queue);
     each device's last one ends with its timeline signal (of value 0 here)."""
     found = [(device, kind, payload) for kind, device, payload in self.actions if kind in (COMPUTE, COPY)]
-    return found + [(device, COMPUTE, data + device.queue().signal(device.timeline, 0).bytes()) for device, data, _, _ in self.finals]
+    return found + [(device, COMPUTE, data + device.queue().signal(device.timeline, 0).bytes()) for device, data, *_ in self.finals]
 
   def release_buffers(self) -> None:
     """Let go of the buffers the graph was built over (a graph kept to run again over others must not keep them alive): its
@@ -218,12 +219,12 @@ class CommandGraph:
       elif kind == "host": target(None)
       else:  # holding the lock a timeline value is taken and submitted under: a device submitting reads its last value
         with SUBMIT_LOCK: (target.submit if kind == COMPUTE else target.submit_copy)(argument)
-    for device, data, _, _ in self.finals:
-      with SUBMIT_LOCK: device.submit(data + device.queue().signal(device.timeline, device.next_timeline_value()).bytes())
+    for *_, submit in self.finals:
+      with SUBMIT_LOCK: submit()
     for device in self.devices: device.synchronize()
 
   def _account(self) -> None:
-    for _, _, began, ended in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
+    for _, _, began, ended, _ in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")

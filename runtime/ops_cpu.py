@@ -16,6 +16,7 @@ import tempfile
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
 
+VALUE = struct.Struct("<Q")
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
 
 
@@ -219,23 +221,29 @@ class CPUQueue:
     self.device, self._pending = device, queue.SimpleQueue()
     # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
     self._state, self._executing, self._outstanding = threading.RLock(), threading.Lock(), 0
-    self._last_value, self._offset = ctypes.c_uint64(), ctypes.c_uint64()  # the scan's result; where the executing buffer is
+    self._offset = ctypes.c_uint64()  # where the executing buffer is
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
-  def submit(self, command_buffer: bytes) -> None:
+  def submit(self, command_buffer: bytes, scanned: tuple[bool, int] | None = None) -> None:
     """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing packet.
     On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone already, and
-    resets the device either way (see CPUDevice)."""
+    resets the device either way (see CPUDevice). `scanned`: what scanning the buffer finds, when the caller knows it
+    (whether it waits on a signal, the highest value it signals the timeline with)."""
     if DEBUG >= 5: show(self.device.name, "compute", named(whole_packets(command_buffer)))
     if type(command_buffer) is not bytes: command_buffer = bytes(command_buffer)
+    waits, last = self.scan(command_buffer) if scanned is None else scanned
     with self._state:
-      waits = native.pytc_queue_scan(command_buffer, len(command_buffer), self.device.timeline.address, self._last_value)
-      epoch = self.device._admit(self._last_value.value)
+      epoch = self.device._admit(last)
       inline = self._outstanding == 0 and not waits
       self._outstanding += 1
       if inline: self._executing.acquire()
     if inline: self._execute(epoch, command_buffer, waits)
     else: self._pending.put((epoch, command_buffer, waits))
+
+  def scan(self, command_buffer: bytes) -> tuple[bool, int]:
+    """Whether the buffer waits on a signal, and the highest value it signals the device's timeline with (0: none)."""
+    last = ctypes.c_uint64()
+    return bool(native.pytc_queue_scan(command_buffer, len(command_buffer), self.device.timeline.address, last)), last.value
 
   def _run(self) -> None:
     while True:
@@ -314,6 +322,20 @@ class CPUDevice(Compiled):
     self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
 
   def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
+
+  def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
+    """As every device's, with the signal packet encoded once and its value written in place on each call, and the queue
+    told what a scan of the buffer finds (it signals the timeline only there)."""
+    waits, own = self.compute.scan(command_buffer)
+    if own: return super().timeline_submitter(command_buffer)  # it signals the timeline itself
+    buffer = bytearray(command_buffer + self.queue().signal(self.timeline, 0).bytes())
+    value_at = len(buffer) - VALUE.size  # a SIGNAL packet's last field
+
+    def submit() -> None:
+      value = self.next_timeline_value()
+      VALUE.pack_into(buffer, value_at, value)
+      self.compute.submit(bytes(buffer), (waits, value))
+    return submit
 
   def next_timeline_value(self) -> int:
     self.timeline_value += 1

@@ -142,6 +142,15 @@ def test_replay_rejects_calls_unlike_the_capture(call, match):
   np.testing.assert_array_equal(f(ones(4), ones(4)).numpy(), np.full(4, 2.0))
 
 
+def test_the_last_replays_tensors_passed_otherwise_are_checked():
+  f, a, b = _captured(), ones(4), Tensor(np.arange(4, dtype=np.float32))
+  for _ in range(3): np.testing.assert_array_equal(f(a, b).numpy(), np.arange(4) + 1)  # replays of the same nodes
+  for call, match in ((lambda: f(a), "\\[0\\]"), (lambda: f(a=a, b=b), "\\['a', 'b'\\]"), (lambda: f(a, [b]), "\\[0\\]")):
+    with pytest.raises(JitError, match=match): call()
+  np.testing.assert_array_equal(f(b, a).numpy(), np.arange(4) + 1)
+  np.testing.assert_array_equal(f(a, b).numpy(), np.arange(4) + 1)
+
+
 def test_misuse_raises_jit_errors():
   @TinyJit
   def pair(x: Tensor, i: int): return (x * 2).realize(), i

@@ -24,9 +24,12 @@ from pytc.runtime.ops_cpu import CPUDevice
 ROOT = Path(__file__).resolve().parents[2]
 
 
+NEVER = Signal()  # a signal nobody signals (alive as long as the tests: a queue reads its memory)
+
+
 def submit_unsatisfiable_wait(device) -> None:
   """A command buffer that waits on a signal nobody signals, then advances the device timeline: its WAIT times out."""
-  with SUBMIT_LOCK: device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device)
+  with SUBMIT_LOCK: device.queue().wait(NEVER, 1).signal(device.timeline, device.next_timeline_value()).submit(device)
 
 
 def check_realize(n: int = 7) -> None:

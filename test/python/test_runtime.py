@@ -227,8 +227,8 @@ def test_split_launches_from_two_threads_take_turns_on_the_core_threads():
 
 def test_reset_drops_queued_buffers_and_moves_the_timeline(short_waits):
   device = CPUDevice()
-  later, after = device.new_signal(), device.new_signal()
-  device.queue().wait(Signal(), 1).signal(device.timeline, device.next_timeline_value()).submit(device)
+  later, after, never = device.new_signal(), device.new_signal(), Signal()
+  device.queue().wait(never, 1).signal(device.timeline, device.next_timeline_value()).submit(device)
   device.queue().signal(later, 1).signal(device.timeline, device.next_timeline_value()).submit(device)
   with pytest.raises(DeviceError, match=r"packet 0 \(WAIT\)"): device.synchronize(timeout=10)
   assert "timed out" in device.reset() and device.error is None
