@@ -36,7 +36,9 @@ smaller ones, in one walk over its ops (see Cutter): values computed before a cu
 """
 from __future__ import annotations
 
+import itertools
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
 
@@ -300,15 +302,17 @@ def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: 
   projection is then computed once per element, not once per column block). Then cut every kernel past `max_ops` op
   weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones. Almost every kernel is within both:
   it is only counted."""
-  roots = [op.operation for op in graph.regions[0].blocks[0].operations if isinstance(op, uop.BufferizeOp)]
+  block = graph.regions[0].blocks[0]
+  roots = [op.operation for op in block.operations if isinstance(op, uop.BufferizeOp)]
   materialized = {op.results[0] for op in roots}
+  ids = itertools.count(1 + max((range_id(op) for op in block.operations if isinstance(op, uop.RangeOp)), default=-1))  # new ranges'
   for root in roots:
     if any(defined_by(r, uop.RangeOp) and range_size(r) == 0 for r in root.operands[1:]): continue  # computes nothing
     ops = cone(root.operands[0], materialized)
-    if any(isa(op, uop.RangeReduceOp) for op in ops) and Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain).hoist():
+    if any(isa(op, uop.RangeReduceOp) for op in ops) and Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain, ids).hoist():
       ops = cone(root.operands[0], materialized)
     if max_ops and weight(ops) > max_ops or max_buffers and len({op.operands[0] for op in ops if isa(op, uop.IndexOp)}) > max_buffers:
-      Cutter(root, deepest_first(root.operands[0], ops), materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain).run()
+      Cutter(root, deepest_first(root.operands[0], ops), materialized, max_ops or sys.maxsize, max_buffers or sys.maxsize, explain, ids).run()
 
 
 def deepest_first(value: ir.Value, ops: list[ir.Operation]) -> list[ir.Operation]:
@@ -333,8 +337,10 @@ class Cutter:
   loop ranges in their place (at most MAX_SPLIT_ELEMENTS elements: a matmul's body stays whole); when a live value
   cannot be materialized, the cut waits for an op where none is live. Each op is visited once; a cut clones at most
   the values inside a reduction's body that it materializes."""
-  def __init__(self, root: ir.Operation, ops: list[ir.Operation], materialized: set[ir.Value], max_ops: int, max_buffers: int, explain: bool):
+  def __init__(self, root: ir.Operation, ops: list[ir.Operation], materialized: set[ir.Value], max_ops: int, max_buffers: int, explain: bool,
+               ids: Iterator[int]):
     self.root, self.ops, self.materialized, self.max_ops, self.max_buffers, self.explain = root, ops, materialized, max_ops, max_buffers, explain
+    self.ids = ids  # the ids of new ranges: past every range's in the graph
     self.loops = [r for r in root.operands[1:] if defined_by(r, uop.RangeOp)]
     self.position = {op.results[0]: p for p, op in enumerate(ops)}  # by result: an op's hash changes as its operands do
     self.last_use: dict[ir.Value, int] = {v: p for p, op in enumerate(ops) for v in op.operands}
@@ -345,7 +351,6 @@ class Cutter:
     self.blocking: set[ir.Value] = set()  # those of them that cannot be materialized
     self.segment, self.weight, self.buffers = 0, 0, set()
     self.counted: dict[ir.Value, int] = {}  # a read -> the last segment that counts it
-    self.next_id: int | None = None
     self.waited: str | None = None  # why a cut was due where a live value could not be materialized
 
   def run(self) -> None:
@@ -470,12 +475,7 @@ class Cutter:
 
   def over_new_ranges(self, v: ir.Value, reduces: list[ir.Value]) -> tuple[ir.Value, dict[ir.Value, ir.Value]]:
     """A copy of `v`'s computation with new loop ranges in place of its open `reduces`; the ranges' mapping."""
-    if self.next_id is None:
-      self.next_id = 1 + max((range_id(op) for op in self.root.block.operations if isinstance(op, uop.RangeOp)), default=-1)
-    mapping: dict[ir.Value, ir.Value] = {}
-    for r in reduces:
-      mapping[r] = new_range(uop.RangeKind.loop, range_size(r), self.next_id)
-      self.next_id += 1
+    mapping = {r: new_range(uop.RangeKind.loop, range_size(r), next(self.ids)) for r in reduces}
     ranges, varying = dict(mapping), frozenset(reduces)
     for op in walk.dependencies(v.owner.operation, lambda op, u: bool(self.ranges.get(u, frozenset()) & varying)):
       if not isa(op, uop.RangeOp): clone(op, mapping)
