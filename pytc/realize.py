@@ -54,10 +54,16 @@ def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = Non
   return cached, inputs, pending
 
 
+def input_of_buffers(inputs: tuple[LazyOp, ...]) -> dict[int, int | None]:
+  """Each input buffer (by id) -> the input reading it, None where several do."""
+  read_as: dict[int, int | None] = {}
+  for i, n in enumerate(inputs): read_as[id(n.arg)] = None if id(n.arg) in read_as else i
+  return read_as
+
+
 def into_inputs(pending: list[LazyOp], inputs: tuple[LazyOp, ...], destinations: dict[int, Buffer]) -> tuple[tuple[int, int], ...]:
   """(output, input) pairs: the outputs whose destination is the buffer of exactly one input."""
-  read_as: dict[int, int | None] = {}  # buffer -> the input reading it (None: several do)
-  for i, n in enumerate(inputs): read_as[id(n.arg)] = None if id(n.arg) in read_as else i
+  read_as = input_of_buffers(inputs)
   return tuple((k, source) for k, n in enumerate(pending)
                if (wanted := destinations.get(id(n))) is not None and (source := read_as.get(id(wanted))) is not None)
 
@@ -166,12 +172,12 @@ def output_buffers(pending: list[LazyOp], scheduled: Schedule, inputs: tuple[Laz
   a new one."""
   at_slot: dict[int, list[LazyOp]] = {}
   for node, slot in zip(pending, scheduled.outputs): at_slot.setdefault(slot, []).append(node)
-  source_of = {id(n.arg): i for i, n in enumerate(inputs)}
+  read_as = input_of_buffers(inputs)
   taken, result = set(), []
   for slot in range(len(at_slot)):
     first = at_slot[slot][0]
     wanted = destinations.get(id(first)) if len(at_slot[slot]) == 1 else None
-    if wanted is not None and id(wanted) not in taken and (id(wanted) not in source_of or (slot, source_of[id(wanted)]) in scheduled.in_place):
+    if wanted is not None and id(wanted) not in taken and (id(wanted) not in read_as or (slot, read_as[id(wanted)]) in scheduled.in_place):
       taken.add(id(wanted))
       result.append(wanted)
     else: result.append(Buffer(first.device, first.dtype, first.shape))

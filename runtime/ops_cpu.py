@@ -22,12 +22,12 @@ import numpy as np
 
 from pytc.helpers import DEBUG, getenv
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import Changes, DeviceError, Packet, Signal, decode, named, show
+from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
 from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
 
-VALUE = struct.Struct("<Q")
+SIGNAL_PACKET = PACKETS[Op.SIGNAL]
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
 
 
@@ -324,16 +324,15 @@ class CPUDevice(Compiled):
   def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
 
   def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
-    """As every device's, with the signal packet encoded once and its value written in place on each call, and the queue
+    """As every device's, the signal packet written in place behind the buffer (no queue built on each call), and the queue
     told what a scan of the buffer finds (it signals the timeline only there)."""
     waits, own = self.compute.scan(command_buffer)
     if own: return super().timeline_submitter(command_buffer)  # it signals the timeline itself
-    buffer = bytearray(command_buffer + self.queue().signal(self.timeline, 0).bytes())
-    value_at = len(buffer) - VALUE.size  # a SIGNAL packet's last field
+    buffer = bytearray(command_buffer) + bytes(SIGNAL_PACKET.size)
 
     def submit() -> None:
       value = self.next_timeline_value()
-      VALUE.pack_into(buffer, value_at, value)
+      SIGNAL_PACKET.pack_into(buffer, len(command_buffer), Op.SIGNAL, SIGNAL_PACKET.size, self.timeline.address, value)
       self.compute.submit(bytes(buffer), (waits, value))
     return submit
 
