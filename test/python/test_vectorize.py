@@ -266,3 +266,20 @@ def test_row_reductions_with_an_epilogue_in_blocks_of_rows(shape: tuple[int, ...
     want = np.log(np.exp((x - peak).astype(np.float64)).sum(-1)) + peak[..., 0]
   np.testing.assert_allclose(lse.numpy(), want, rtol=1e-5 if dtype == np.float32 else 1e-12)
   np.testing.assert_allclose(mean.numpy(), x.astype(np.float64).mean(-1) * scale, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(48, 64), (0, 64), (32, 1), (1, 64), (64,)])
+def test_blocked_row_reductions_realized_together(shape: tuple[int, ...]) -> None:
+  """logsumexp and max (rows with -0.0 and huge values) and a scaled mean (of finite-sum rows) realized in one schedule,
+  ties within rows included, and the shapes beside blocks: no rows, rows of one, one row, a 1-D tensor."""
+  y = np.round(rng.standard_normal(shape) * 3).astype(np.float32)  # rounded: ties within a row
+  x = y.copy()
+  if x.size: x.reshape(-1)[:3] = [-0.0, 3e38, -3e38][: x.size]
+  lse, largest, mean = Tensor(x).logsumexp(-1), Tensor(x).max(-1), Tensor(y).mean(-1) * 2
+  Tensor.realize(lse, largest, mean)
+  with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+    peak = x.max(-1, keepdims=True) if x.shape[-1] else np.full(shape[:-1] + (1,), -np.inf, np.float32)
+    want = np.log(np.exp((x - peak).astype(np.float64)).sum(-1)) + peak[..., 0]
+  np.testing.assert_allclose(lse.numpy(), want, rtol=1e-5)
+  if x.shape[-1]: np.testing.assert_array_equal(largest.numpy(), x.max(-1))
+  np.testing.assert_allclose(mean.numpy(), y.astype(np.float64).mean(-1) * 2, rtol=1e-5, atol=1e-6)
