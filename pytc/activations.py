@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # above this, x*x + 1 rounds to x*x even in float64, so asinh and acosh are log(2x); x*x still fits in float32 below it
 LOG_2X_ABOVE = 2.0 ** 28
-# tanh(a) = a + a^3 q(a^2) below TANH_NEAR_BELOW, q the Chebyshev fit of (tanh(a) / a - 1) / a^2 in a^2 on [0, 0.55^2] (within
-# a rounding of the dtype), highest power first; above, 1 - 2 / (e^(2a) + 1), which loses less than a bit there
+# tanh(x) = x + x^3 q(x^2) for |x| below TANH_NEAR_BELOW, q the Chebyshev fit of (tanh(x) / x - 1) / x^2 in x^2 on [0, 0.55^2]
+# (within a rounding of the dtype), highest power first; beyond, 1 - 2 / (e^(2x) + 1), which loses less than a bit there
 TANH_NEAR_BELOW = 0.55
 TANH_NEAR = {
   dtypes.float32: (-0.006610227831114734, 0.021309388664443474, -0.05390942882746055, 0.1333311372902087, -0.3333333200797698),
@@ -171,15 +171,14 @@ class Activations:
   @templated
   @float32_for_halves
   def tanh(self) -> Tensor:
-    """Odd; a + a^3 q(a^2) of a = |x| near 0 (no cancellation), 1 - 2 / (e^(2a) + 1) above (1 where e^(2a) overflows)."""
+    """x + x^3 q(x^2) near 0 (odd, no cancellation, -0.0 kept), sign(x) (1 - 2 / (2^(2|x|/ln2) + 1)) beyond (no cancellation
+    either: the subtracted part is at most 1/2; +-1 where the power overflows). |x| by a select, which passes NaN's gradient."""
     x = self._float_cast()
-    def of_magnitude(a: Tensor) -> Tensor:
-      near = a < TANH_NEAR_BELOW
-      small = near.where(a, 0.0)
-      s = small * small
-      series = (a == 0).where(a, small + small * s * polynomial(s, fitted(TANH_NEAR, x.dtype)))  # the zero keeps its sign
-      return near.where(series, 1 - 2 * ((2 * a).exp() + 1).reciprocal())
-    return x._odd(of_magnitude)
+    near, negative = x * x < TANH_NEAR_BELOW * TANH_NEAR_BELOW, x < 0
+    small = near.where(x, 0.0)
+    series = small * polynomial(small * small, (*fitted(TANH_NEAR, x.dtype), 1.0))
+    magnitude = 1 - 2 * ((negative.where(-x, x) * (2 / math.log(2))).exp2() + 1).reciprocal()
+    return near.where(series, negative.where(-magnitude, magnitude))
   @templated
   @float32_for_halves
   def sinh(self) -> Tensor:

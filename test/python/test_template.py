@@ -43,6 +43,20 @@ def test_replayed_templates_key_their_nodes_as_building_them_would(name):
     assert_keyed_alike(outputs)
 
 
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_replays_tell_inputs_sharing_leaves_from_inputs_that_do_not(with_bias):
+  """The weight (one leaf, found by a scan) and the bias (eleven, found through a table) are among the activation's leaves
+  or not, in every combination: the same shapes and structures, so only how the leaves lie tells the plans apart."""
+  for weight_shared, bias_shared in ((0, 0), (1, 0), (0, 1), (1, 1), (0, 0), (1, 0), (0, 1), (1, 1)):
+    parts = [data(4, 5) for _ in range(12)]
+    x = sum(parts[1:], parts[0])
+    weight = (parts[5] if weight_shared else data(4, 5)).T[:, :3]
+    bias = sum(parts[2:], parts[0] if bias_shared else data(4, 5)).sum(0)[:3] if with_bias else None
+    out = x.linear(weight, bias)
+    assert_keyed_alike([out])
+    np.testing.assert_allclose(out.numpy(), x.numpy() @ weight.numpy() + (bias.numpy() if with_bias else 0), rtol=1e-5, atol=1e-5)
+
+
 def test_replayed_templates_compute_what_they_recorded():
   for _ in range(3):
     a, b = rng.standard_normal((2, 3, 5, 5)).astype(np.float32), rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
