@@ -87,8 +87,6 @@ class Schedule:
   def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * DTYPE_OF_MLIR[t.element].itemsize for t in self.temporaries)
 
 
-
-
 class InvalidGraphError(ValueError):
   """A graph the uop verifier rejects: an op given shapes, dtypes or axes it does not take."""
 

@@ -80,15 +80,15 @@ def print_steps(scheduled: Schedule, home: str) -> None:
 def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
   """Compute every unrealized node of `outputs`; returns buffer nodes in the same order. `destinations` asks for the buffer a node
   is computed into (by id), taken when the schedule reads nothing from it. Outputs on several devices are realized a device at a time."""
-  if any(n.op == "assign" for n in outputs): return realize_assigns(outputs)
-  if all(n.is_realized for n in outputs): return outputs
   by_device: dict[str, list[LazyOp]] = {}
   for n in outputs:
-    if not n.is_realized: by_device.setdefault(n.device, []).append(n)
+    if n.op == "assign": return realize_assigns(outputs)
+    if n.op != "buffer": by_device.setdefault(n.device, []).append(n)
+  if not by_device: return outputs
   if len(by_device) > 1:
     done = {id(n): r for group in by_device.values() for n, r in zip(group, realize(group, destinations))}
     return [done.get(id(n), n) for n in outputs]
-  start = time.perf_counter()
+  start = time.perf_counter() if DEBUG >= 1 else 0.0
   scheduled, inputs, pending = schedule(outputs, destinations)
   home = pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled, inputs, destinations or {}),
@@ -170,6 +170,7 @@ def output_buffers(pending: list[LazyOp], scheduled: Schedule, inputs: tuple[Laz
   """A buffer for each output slot of a schedule: the destination asked for the one node computed there, unless another
   output takes it or it is an input's buffer the schedule does not compute that output into (see in_place_outputs), else
   a new one."""
+  if not destinations and len(pending) == 1: return [Buffer(pending[0].device, pending[0].dtype, pending[0].shape)]
   at_slot: dict[int, list[LazyOp]] = {}
   for node, slot in zip(pending, scheduled.outputs): at_slot.setdefault(slot, []).append(node)
   read_as = input_of_buffers(inputs)
