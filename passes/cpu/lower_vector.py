@@ -73,6 +73,20 @@ def transposable(value: ir.Value, k: ir.Value, j: ir.Value) -> bool:
   return last == k and any(uses_any(i, {j}) for i in outer) and not any(uses_any(i, {k}) for i in outer)
 
 
+def transposed(rows: list[ir.Value]) -> list[ir.Value]:
+  """The columns of the square whose rows are `rows` (as many as each has lanes: a power of two, as pytc.vector's lanes
+  are): log2(n) rounds of the perfect shuffle (rows i and i + n/2 interleaved, low halves then high halves, into rows 2i
+  and 2i + 1). Each round rotates the bits of every element's index by one place, so log2(n) rounds swap row and column:
+  n log2(n) two-register shuffles (vpermt2ps on AVX-512, 64 for 16 lanes), where the elements one by one take n^2
+  inserts, which LLVM compiles slowly and into slower code."""
+  n = len(rows)
+  low = [lane for i in range(n // 2) for lane in (i, n + i)]
+  high = [lane for i in range(n // 2, n) for lane in (i, n + i)]
+  for _ in range(n.bit_length() - 1):
+    rows = [vector.shuffle(rows[i], rows[i + n // 2], mask) for i in range(n // 2) for mask in (low, high)]
+  return rows
+
+
 def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.get(), value)
 
 
@@ -111,17 +125,15 @@ class VectorLowering(KernelLowering):
       k = ranges[-1]
       loop = self.for_range(k, step=self.lanes)
       with ir.InsertionPoint(loop.body):
-        start, element = loop.induction_variable, value.type
-        square = ir.VectorType.get([self.lanes, self.lanes], element)
+        start = loop.induction_variable
         for column in range(0, width, self.lanes):
-          tile = arith.constant(square, ir.DenseElementsAttr.get_splat(square, ir.FloatAttr.get(element, 0.0)))
+          rows = []
           for lane in range(self.lanes):
             self.scopes.append({j: arith.addi(j_start, index_constant(column + lane)), k: Strided(start, 1)})
-            tile = vector.insert(self.vector(self.emit(value)), tile, [], [lane])
+            rows.append(self.vector(self.emit(value)))
             self.scopes.pop()
-          flipped = vector.transpose(square, tile, [1, 0])
-          for lane in range(self.lanes):
-            vector.store(vector.extract(flipped, [], [lane]), panel, positions + [arith.addi(start, index_constant(lane)), index_constant(column)])
+          for lane, flipped in enumerate(transposed(rows)):
+            vector.store(flipped, panel, positions + [arith.addi(start, index_constant(lane)), index_constant(column)])
         scf.YieldOp([])
     if transposable(value, ranges[-1], j) and range_size(ranges[-1]) % self.lanes == 0: self.loop_nest(ranges[:-1], copy_transposed)
     else: self.loop_nest(ranges, copy)

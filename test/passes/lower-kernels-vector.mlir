@@ -206,13 +206,18 @@ func.func @softmax_matmul(%out: memref<4x16x1xf32>, %a: memref<4x8xf32>, %b: mem
 // -----
 
 // x @ w.T: the panel of w (k x 16 lanes of j) is read along k, where w is contiguous: per step of 8 along k, 8 vector
-// loads of 8 consecutive k (one per column j), transposed in registers into 8 vectors along j, stored as panel rows.
+// loads of 8 consecutive k (one per column j), transposed in registers into 8 vectors along j (three rounds of eight
+// interleaving shuffles), stored as panel rows.
 // CHECK-LABEL: func.func @matmul_transposed(
 // CHECK-SAME: %{{[a-z0-9]+}}: memref<8x16xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<8x16xf32> {llvm.noalias}, %[[W:[a-z0-9]+]]: memref<16x16xf32>
 // CHECK: %[[PANEL:.*]] = memref.alloca() : memref<16x16xf32>
 // CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step %c8
 // CHECK-COUNT-8: vector.load %[[W]][%{{.*}}, %[[KP]]] : memref<16x16xf32>, vector<8xf32>
-// CHECK-COUNT-8: vector.from_elements
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 1, 9, 2, 10, 3, 11] : vector<8xf32>, vector<8xf32>
+// CHECK-NEXT: vector.shuffle %{{.*}}, %{{.*}} [4, 12, 5, 13, 6, 14, 7, 15] : vector<8xf32>, vector<8xf32>
+// CHECK-COUNT-22: vector.shuffle
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: vector.from_elements
 // CHECK: vector.store %{{.*}}, %[[PANEL]][%[[KP]], %{{.*}}] : memref<16x16xf32>, vector<8xf32>
 // CHECK: math.fma
 func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: memref<16x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {

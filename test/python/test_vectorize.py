@@ -118,6 +118,17 @@ def test_transposed_weight_is_packed(m: int, k: int, n: int) -> None:
   close(out.numpy(), x @ w.T)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.float16])
+@pytest.mark.parametrize("k", [64, 48, 16])
+def test_transposed_weight_panels_put_every_element_in_place(dtype, k: int) -> None:
+  """The weight's tiles are transposed in registers: every element of w distinct, so a misplaced one changes the (exact) result."""
+  n = 48
+  w = ((np.arange(n * k) * 37) % 199 - 99).reshape(n, k).astype(dtype)
+  x = rng.integers(-3, 4, (40, k)).astype(dtype)
+  got, want = (Tensor(x) @ Tensor(w).T).numpy(), x.astype(np.int64) @ w.astype(np.int64).T
+  np.testing.assert_array_equal(got.astype(np.int64) if dtype != np.float16 else got, want if dtype != np.float16 else want.astype(np.float16))
+
+
 def test_transposed_half_weight_tiles_read_every_element() -> None:
   x, w = rng.standard_normal((24, 64)).astype(np.float16), rng.standard_normal((40, 64)).astype(np.float16)
   np.testing.assert_allclose((Tensor(x) @ Tensor(w).T).numpy().astype(np.float32), x.astype(np.float32) @ w.astype(np.float32).T, rtol=2e-2, atol=0.1)
