@@ -4,7 +4,10 @@
 The outer parallel loop runs over blocks of `u` and `j` (a partial last block moves back to overlap its
 neighbour); each top-level reduction loops over its reduce ranges with `rows * vectors` accumulator vectors as
 loop-carried values (registers), a float sum of products accumulating with fma, reading along `j` from panels
-packed once per group of `u` blocks; the epilogue computes and stores the output vectors. In stream mode
+packed once per group of `u` blocks (a weight read along the reduction is packed by square tiles transposed in
+registers); the epilogue computes and stores the output vectors, or, when the output runs along `u` instead (a
+convolution's columns, with the channels in the lanes), transposes the accumulators first and computes it as vectors
+of `rows` lanes along `u` (store_along_rows). In stream mode
 (elementwise work along `j`) the reductions, which vary only with the outer ranges, are computed once per
 outer iteration before the loop along `j`; a float row sum whose body the output computes again keeps it in a
 row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is vector code
@@ -314,7 +317,7 @@ class VectorLowering(KernelLowering):
     """The bytes of a vector of the buffer's elements when the vector at `last_index` starts at a multiple of the lanes: the
     index is `aligned_j` itself (its vectors start at multiples of the lanes) and the rows are a multiple of the lanes."""
     shape = ir.MemRefType(buffer.type).shape
-    if last_index != self.aligned_j or shape[-1] % self.lanes: return None
+    if self.aligned_j is None or last_index != self.aligned_j or shape[-1] % self.lanes: return None
     return self.lanes * max(1, ir.ShapedType(buffer.type).element_type.width // 8)
 
   def accumulate(self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
@@ -528,11 +531,47 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
       element = reduction.result.type
       identity = vector.broadcast(lowering.vector_type(signless(element)), reduce_identity(reduce_kind(reduction), element))
       results[reduction] = lowering.accumulate(reduction, list(reduction.ranges), tiles, [identity] * len(tiles))
+    if results and not row_reductions(reductions) and stores_along_rows(stored, j, u, rows, lanes):
+      store_along_rows(lowering, stored, results, (j, starts[j]), (u, starts[u]), rows, vectors)
+      return extent
     for position, tile in enumerate(tiles):
       lowering.scopes.append({**tile.scope, **{r.result: accs[position] for r, accs in results.items()}})
       lowering.store(stored)
       lowering.scopes.pop()
   return extent
+
+
+def stores_along_rows(stored: uop.StoreOp, j: ir.Value, u: ir.Value | None, rows: int, lanes: int) -> bool:
+  """Whether the tile's outputs are contiguous along its rows rather than along its vectors: the store's last index is
+  the rows' range `u` (a convolution's output x, when the vectors run along output channels), with a power-of-two count
+  of rows dividing the lanes and no longer than `u`."""
+  last = list(stored.indices)[-1]
+  return (u is not None and last == u and last != j and rows > 1 and not rows & (rows - 1) and lanes % rows == 0
+          and range_size(u) >= rows)
+
+
+def store_along_rows(lowering: VectorLowering, stored: uop.StoreOp, results: dict[uop.RangeReduceOp, list[ir.Value]],
+                     j: tuple[ir.Value, ir.Value], u: tuple[ir.Value, ir.Value], rows: int, vectors: int) -> None:
+  """The tile's outputs as vectors along the rows: each square of rows x rows accumulators (rows of the tile, a slice of
+  one vector's lanes) transposed by shuffles into one vector per output of `j`, along `u`, and the rest of the output
+  (a batch norm, a residual add) computed and stored as vectors of `rows` lanes along `u`: contiguous loads and stores
+  where the tile's own vectors would read and write lane by lane. (j, u): each range and where the tile starts on it."""
+  (j, j_start), (u, u_start), lanes, aligned = j, u, lowering.lanes, lowering.aligned_j
+  lowering.lanes, lowering.aligned_j = rows, None  # a moved-back block of u starts anywhere: no alignment to claim
+  try:
+    for column in range(vectors):
+      for part in range(lanes // rows):
+        columns = {}
+        for reduction, accs in results.items():
+          square = ir.VectorType.get([rows], ir.VectorType(accs[0].type).element_type)
+          slices = [vector.extract_strided_slice(square, accs[row * vectors + column], [part * rows], [rows], [1]) for row in range(rows)]
+          columns[reduction.result] = transposed(slices)
+        for i in range(rows):
+          output = arith.addi(j_start, index_constant(column * lanes + part * rows + i))
+          lowering.scopes.append({j: output, u: Strided(u_start, 1), **{value: flipped[i] for value, flipped in columns.items()}})
+          lowering.store(stored)
+          lowering.scopes.pop()
+  finally: lowering.lanes, lowering.aligned_j = lanes, aligned
 
 
 def lower_across_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value], entry: ir.Block,

@@ -238,7 +238,9 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
 // A convolution marked for vectors along its output channels (`along`, range id 0), which is not its innermost range:
 // the parallel loop runs over blocks of 16 channels (pytc.extent 1), the weights of a block are packed once into a
 // panel (input channels x window x 16 lanes), then loops over the output rows and blocks of 4 columns (5 columns: the
-// second block moved back) carry 8 accumulators through the window; the stores go lane by lane, one channel each.
+// second block moved back) carry 8 accumulators through the window. The output runs along the columns: each square of
+// 4 columns x 4 channels of accumulators is transposed by shuffles (two rounds of four), and each channel stores its 4
+// columns as one vector.
 // CHECK-LABEL: func.func @conv_narrow(
 // CHECK-SAME: pytc.extent = 1 : i64
 // CHECK: %[[PANEL:.*]] = memref.alloca() : memref<4x3x3x16xf32>
@@ -251,7 +253,9 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
 // CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load %[[PANEL]]
 // CHECK: math.fma {{.*}} : vector<8xf32>
-// CHECK-COUNT-64: memref.store {{.*}} : memref<16x5x5xf32>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xf32>, vector<4xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x5x5xf32>, vector<4xf32>
 // CHECK-NOT: memref.store
 func.func @conv_narrow(%out: memref<16x5x5xf32>, %x: memref<4x5x5xf32>, %w: memref<16x4x3x3xf32>) attributes {pytc.kernel, pytc.vector = {along = 0 : i64, group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 2 : i64, vectors = 2 : i64}} {
   %zero = uop.const 0.000000e+00 : f32

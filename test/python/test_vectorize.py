@@ -93,6 +93,33 @@ def test_conv2d_vectorized_along_output_channels(n: int, c: int, o: int, hw: int
   close(out.numpy(), np.maximum(conv_reference(x, w, stride, k // 2) + bias[:, None, None] + residual, 0))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("o,hw", [(16, 8), (24, 9), (33, 17), (64, 20), (40, 56)])
+def test_conv2d_outputs_along_columns_go_through_transposed_tiles(dtype, o: int, hw: int) -> None:
+  """Output channels in the lanes and columns (contiguous) in the tile's rows: the accumulators are transposed so the batch
+  norm, residual and relu after the sum run as vectors along the columns. Whole and moved-back blocks of columns and of
+  channels; every output distinct (integer data, exact sums), so a misplaced one shows."""
+  x = rng.integers(-3, 4, (2, 5, hw, hw)).astype(dtype)
+  w = rng.integers(-2, 3, (o, 5, 3, 3)).astype(dtype)
+  scale, shift = rng.integers(1, 4, o).astype(dtype), rng.integers(-9, 10, o).astype(dtype)
+  residual = ((np.arange(2 * o * hw * hw) * 7) % 23 - 11).reshape(2, o, hw, hw).astype(dtype)
+  conv = Tensor(x).conv2d(Tensor(w), padding=1)
+  out = (conv * Tensor(scale).reshape(1, o, 1, 1) + Tensor(shift).reshape(1, o, 1, 1) + Tensor(residual)).relu()
+  if dtype is np.float32: assert "vector.extract_strided_slice" in kernel_ir(out)
+  want = np.maximum(conv_reference(x.astype(np.int64), w.astype(np.int64), 1, 1) * scale[:, None, None].astype(np.int64)
+                    + shift[:, None, None] + residual.astype(np.int64), 0)
+  np.testing.assert_array_equal(out.numpy().astype(np.int64), want)
+
+
+def test_conv2d_added_into_its_residual_in_place() -> None:
+  """An assign of the residual plus a convolution into the residual's own buffer: every output read once, then written."""
+  x, w = rng.standard_normal((1, 4, 12, 12)).astype(np.float32), rng.standard_normal((24, 4, 3, 3)).astype(np.float32)
+  start = rng.standard_normal((1, 24, 12, 12)).astype(np.float32)
+  y = Tensor(start.copy()).realize()
+  y.assign(y + Tensor(x).conv2d(Tensor(w), padding=1)).realize()
+  close(y.numpy(), start + conv_reference(x, w, 1, 1))
+
+
 def test_max_reduction_and_column_sum() -> None:
   a, b = rng.standard_normal((8, 12)).astype(np.float32), rng.standard_normal((12, 16)).astype(np.float32)
   out = (Tensor(a).reshape(8, 12, 1) + Tensor(b).reshape(1, 12, 16)).max(1)
