@@ -67,6 +67,7 @@ def UOp_SinOp : UOp_UnaryOp<"sin", UOp_FloatValue> { let summary = "sin(x)"; }
 def UOp_CosOp : UOp_UnaryOp<"cos", UOp_FloatValue> { let summary = "cos(x)"; }
 def UOp_ExpOp : UOp_UnaryOp<"exp", UOp_FloatValue> { let summary = "e^x"; }
 def UOp_LogOp : UOp_UnaryOp<"log", UOp_FloatValue> { let summary = "ln(x), the natural logarithm"; }
+def UOp_TanhOp : UOp_UnaryOp<"tanh", UOp_FloatValue> { let summary = "tanh(x), the hyperbolic tangent"; }
 def UOp_SqrtOp : UOp_UnaryOp<"sqrt", UOp_FloatValue> { let summary = "sqrt(x)"; }
 def UOp_RecipOp : UOp_UnaryOp<"recip", UOp_FloatValue> { let summary = "1/x"; }
 def UOp_TruncOp : UOp_UnaryOp<"trunc", UOp_FloatValue> {

@@ -17,13 +17,6 @@ if TYPE_CHECKING:
 
 # above this, x*x + 1 rounds to x*x even in float64, so asinh and acosh are log(2x); x*x still fits in float32 below it
 LOG_2X_ABOVE = 2.0 ** 28
-# tanh(x) = x + x^3 q(x^2) for |x| below TANH_NEAR_BELOW, q the Chebyshev fit of (tanh(x) / x - 1) / x^2 in x^2 on [0, 0.55^2]
-# (within a rounding of the dtype), highest power first; beyond, 1 - 2 / (e^(2x) + 1), which loses less than a bit there
-TANH_NEAR_BELOW = 0.55
-TANH_NEAR = {
-  dtypes.float32: (-0.006610227831114734, 0.021309388664443474, -0.05390942882746055, 0.1333311372902087, -0.3333333200797698),
-  dtypes.float64: (5.390642014172176e-05, -0.00021454222089075102, 0.0005817724407868131, -0.0014541180436174583, 0.003591904413192802,
-                   -0.008863217663269123, 0.021869487712363182, -0.05396825394889914, 0.13333333333315647, -0.3333333333333331)}
 # erf(x) = x + x r(x^2) below ERF_NEAR_BELOW, r the Chebyshev fit of erf(x) / x - 1 in x^2 on [0, 1], highest power first
 ERF_NEAR_BELOW = 1.0
 ERF_NEAR = {
@@ -168,17 +161,6 @@ class Activations:
     e = negative.where(x, -x).exp()
     s = (1 + e).reciprocal()
     return negative.where(e * s, s)
-  @templated
-  @float32_for_halves
-  def tanh(self) -> Tensor:
-    """x + x^3 q(x^2) near 0 (odd, no cancellation, -0.0 kept), sign(x) (1 - 2 / (2^(2|x|/ln2) + 1)) beyond (no cancellation
-    either: the subtracted part is at most 1/2; +-1 where the power overflows). |x| by a select, which passes NaN's gradient."""
-    x = self._float_cast()
-    near, negative = x * x < TANH_NEAR_BELOW * TANH_NEAR_BELOW, x < 0
-    small = near.where(x, 0.0)
-    series = small * polynomial(small * small, (*fitted(TANH_NEAR, x.dtype), 1.0))
-    magnitude = 1 - 2 * ((negative.where(-x, x) * (2 / math.log(2))).exp2() + 1).reciprocal()
-    return near.where(series, negative.where(-magnitude, magnitude))
   @templated
   @float32_for_halves
   def sinh(self) -> Tensor:

@@ -57,6 +57,14 @@ def _exp2_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Ten
   return ((g == 0).where(0.0, g * out * math.log(2)),)
 
 
+def _tanh_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor]:
+  """sech^2 x = 4e / (1 + e)^2 with e = e^(-2|x|): 1 - tanh^2 would cancel to 0 where tanh rounds to +-1, long before
+  sech^2 underflows. |x| by a select, which passes a NaN on."""
+  x = srcs[0]
+  e = ((x < 0).where(x, -x) * 2).exp()
+  return (g * (4 * e) / ((1 + e) * (1 + e)),)
+
+
 def _recip_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Tensor]:
   """-1/x**2 is 0 at x = +-inf (out == 0), whatever gradient arrives (inf * 0 would make it NaN)."""
   return ((out == 0).where(0.0, -g * out * out),)
@@ -71,6 +79,7 @@ RULES: dict[str, Rule] = {
   "exp": lambda g, out, s, _: ((g == 0).where(0.0, g * out),),
   "log2": lambda g, out, s, _: (g / (s[0] * math.log(2)),),
   "log": lambda g, out, s, _: (g / s[0],),
+  "tanh": _tanh_grad,
   "sin": lambda g, out, s, _: (g * s[0].cos(),),
   "cos": lambda g, out, s, _: (-(g * s[0].sin()),),
   "sqrt": lambda g, out, s, _: (g / (out * 2),),

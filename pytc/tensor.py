@@ -234,6 +234,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     """Rounds toward zero; integers and bools are already whole, so they come back unchanged (dtype kept)."""
     return self._unary("trunc") if self.dtype.is_float else self
   def exp(self) -> Tensor: return self._float_unary("exp")
+  def tanh(self) -> Tensor: return self._float_unary("tanh")
   def log(self) -> Tensor: return self._float_unary("log")
   def cos(self) -> Tensor: return self._float_unary("cos")
   def square(self) -> Tensor: return self * self

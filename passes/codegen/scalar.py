@@ -85,7 +85,7 @@ COMPARE: dict[OpKind, tuple[arith.CmpFPredicate, arith.CmpIPredicate, arith.CmpI
 
 FLOAT_UNARY: dict[OpKind, Lowering] = {
   uop.Exp2Op: math.exp2, uop.ExpOp: math.exp, uop.Log2Op: math.log2, uop.LogOp: math.log, uop.SinOp: math.sin, uop.CosOp: math.cos,
-  uop.SqrtOp: math.sqrt, uop.TruncOp: math.trunc,
+  uop.TanhOp: math.tanh, uop.SqrtOp: math.sqrt, uop.TruncOp: math.trunc,
 }
 
 

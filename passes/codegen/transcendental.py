@@ -1,4 +1,4 @@
-"""exp2, exp, log2, log, sin and cos as arithmetic on f32 (range reduction and polynomials), so the loops that use
+"""exp2, exp, log2, log, sin, cos and tanh as arithmetic on f32 (range reduction and polynomials), so the loops that use
 them vectorize instead of calling libm per element. f16 and bf16 compute in f32 and round once. f64 keeps the math ops,
 and pow is math.powf, where the target links a math library (libm, libdevice); for one that links none (an AMD code
 object) f64 exp2, exp, log2, log, sin, cos and pow of every float type are arithmetic too (the f64 part below).
@@ -143,6 +143,37 @@ def exp2(x: ir.Value) -> ir.Value:
   f = arith.subf(finite, n_float)
   series = horner(f, EXP2_SERIES)
   return arith.select(is_nan(x), x, scaled(series, n_float))
+
+
+# tanh(x) = x p(x^2) for |x| < TANH_NEAR_BELOW, p(s) = 1 + s q(s), q the Chebyshev fit of (tanh(x) / x - 1) / x^2 in x^2 on
+# [0, 0.55^2] (within a rounding of the type), highest power first
+TANH_NEAR_BELOW = 0.55
+TANH_NEAR = (-0.006610227831114734, 0.021309388664443474, -0.05390942882746055, 0.1333311372902087, -0.3333333200797698)
+TANH_NEAR_F64 = (5.390642014172176e-05, -0.00021454222089075102, 0.0005817724407868131, -0.0014541180436174583, 0.003591904413192802,
+                 -0.008863217663269123, 0.021869487712363182, -0.05396825394889914, 0.13333333333315647, -0.3333333333333331)
+
+
+def odd_tanh(x: ir.Value, near: tuple[float, ...], power: Callable[[ir.Value], ir.Value], saturates: float) -> ir.Value:
+  """tanh from its series near 0 and, beyond, sign(x) (1 - 2 / (power(|x|) + 1)) with power(a) = e^(2a), |x| capped where
+  tanh rounds to 1 (so the power stays finite): the subtracted part is at most 1/2, nothing cancels. NaN is selected last."""
+  a, s = math.absf(x), arith.mulf(x, x)
+  series = arith.mulf(x, horner(s, [1.0, *reversed(near)]))  # -0.0 stays -0.0
+  bound = float_like(saturates, x)
+  capped = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, bound), a, bound)
+  one = float_like(1.0, x)
+  far = math.copysign(arith.subf(one, arith.divf(float_like(2.0, x), arith.addf(power(capped), one))), x)
+  result = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, a, float_like(TANH_NEAR_BELOW, x)), series, far)
+  return arith.select(is_nan(x), x, result)
+
+
+def tanh(x: ir.Value) -> ir.Value:
+  """f32: e^(2a) as 2^t, t = 2a/ln2 <= 29 (a capped at 10, where tanh is 1 in f32): 2^n p(t - n) without exp's clamps and
+  split scaling. Within 1.8 ulp (the rounding of t adds up to 2a 2^-24 relative to e^(2a), most near a = 0.55)."""
+  def power(a: ir.Value) -> ir.Value:
+    t = arith.mulf(a, f32(2 / constants.log(2), a))
+    n_float = math.roundeven(t)
+    return arith.mulf(horner(arith.subf(t, n_float), EXP2_SERIES), power_of_two(arith.fptosi(int_type(a), n_float)))
+  return odd_tanh(x, TANH_NEAR, power, 10.0)
 
 
 LN2_HIGH = round(constants.log(2) * 2 ** 16) / 2 ** 16  # 16 significant bits
@@ -537,6 +568,11 @@ def sin_f64(x: ir.Value) -> ir.Value:
 def cos_f64(x: ir.Value) -> ir.Value: return quadrant_sine(x, 1)
 
 
+def tanh_f64(x: ir.Value) -> ir.Value:
+  """f64 for targets without a math library: e^(2a) by exp_f64, a capped at 20 (tanh is 1 in f64)."""
+  return odd_tanh(x, TANH_NEAR_F64, lambda a: exp_f64(arith.addf(a, a)), 20.0)
+
+
 def pow_f64(x: ir.Value, y: ir.Value) -> ir.Value:
   """x^y for f64 x and y: 2^(y log2|x|) with log2|x| and its product with y as pairs, negative for x < 0 (or -0) and an odd
   integer y, and C99's special values selected at the end: NaN for a finite x < 0 and a finite y that is not an integer,
@@ -571,6 +607,6 @@ def pow_f64(x: ir.Value, y: ir.Value) -> ir.Value:
   return arith.select(one, float_like(1.0, x), result)
 
 
-APPROXIMATIONS = {uop.Exp2Op: exp2, uop.ExpOp: exp, uop.Log2Op: log2, uop.LogOp: log, uop.SinOp: sin, uop.CosOp: cos}
+APPROXIMATIONS = {uop.Exp2Op: exp2, uop.ExpOp: exp, uop.Log2Op: log2, uop.LogOp: log, uop.SinOp: sin, uop.CosOp: cos, uop.TanhOp: tanh}
 APPROXIMATIONS_F64 = {uop.Exp2Op: exp2_f64, uop.ExpOp: exp_f64, uop.Log2Op: log2_f64, uop.LogOp: log_f64, uop.SinOp: sin_f64,
-                      uop.CosOp: cos_f64}
+                      uop.CosOp: cos_f64, uop.TanhOp: tanh_f64}

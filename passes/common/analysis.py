@@ -10,8 +10,8 @@ from pytc.dialects import uop
 from pytc.passes.common.uops import isa
 from pytc.passes.common.walk import dependencies
 
-TRANSCENDENTAL = frozenset(op.OPERATION_NAME for op in (uop.Exp2Op, uop.ExpOp, uop.Log2Op, uop.LogOp, uop.SinOp, uop.CosOp, uop.SqrtOp,
-                                                        uop.PowOp, uop.RecipOp))
+TRANSCENDENTAL = frozenset(op.OPERATION_NAME for op in (uop.Exp2Op, uop.ExpOp, uop.Log2Op, uop.LogOp, uop.SinOp, uop.CosOp, uop.TanhOp,
+                                                        uop.SqrtOp, uop.PowOp, uop.RecipOp))
 OP_WEIGHT = {uop.RangeOp.OPERATION_NAME: 0, uop.ConstOp.OPERATION_NAME: 0} | dict.fromkeys(TRANSCENDENTAL, 4)  # other uop ops weigh 1
 UOP_PREFIX = f"{uop._Dialect.DIALECT_NAMESPACE}."
 

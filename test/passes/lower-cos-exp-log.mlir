@@ -183,3 +183,40 @@ func.func @double(%out: memref<8xf64>, %x: memref<8xf64>) attributes {pytc.kerne
   %e = uop.end %w over(%i) : memref<8xf64>
   return
 }
+
+// -----
+
+// tanh on f32: the odd series x p(x^2) near 0, beyond 1 - 2 / (2^t + 1) with t = 2|x|/ln2 (|x| capped at 10) and the
+// sign copied back; the series where |x| < 0.55, NaN selected last. f64 keeps the math op (libm).
+// CHECK-LABEL: func.func @hyperbolic_tangent(
+// CHECK: %[[X:.*]] = memref.load %{{.*}} : memref<8xf32>
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK: arith.mulf %[[X]], %[[X]] : f32
+// CHECK: %[[SERIES:.*]] = arith.mulf %[[X]], %{{.*}} : f32
+// CHECK: math.roundeven %{{.*}} : f32
+// CHECK: %[[QUOTIENT:.*]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK: %[[MAGNITUDE:.*]] = arith.subf %{{.*}}, %[[QUOTIENT]] : f32
+// CHECK: %[[FAR:.*]] = math.copysign %[[MAGNITUDE]], %[[X]] : f32
+// CHECK: %[[NEAR:.*]] = arith.cmpf olt, %[[A]], %{{.*}} : f32
+// CHECK: %[[RESULT:.*]] = arith.select %[[NEAR]], %[[SERIES]], %[[FAR]] : f32
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK: arith.select %[[NAN]], %[[X]], %[[RESULT]] : f32
+// CHECK-NOT: math.tanh
+// CHECK-LABEL: func.func @hyperbolic_tangent_double(
+// CHECK: math.tanh %{{.*}} : f64
+func.func @hyperbolic_tangent(%out: memref<8xf32>, %x: memref<8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf32>
+  %r = uop.tanh %x_i : f32
+  %w = uop.store %r, %out[%i] : memref<8xf32>
+  %e = uop.end %w over(%i) : memref<8xf32>
+  return
+}
+func.func @hyperbolic_tangent_double(%out: memref<8xf64>, %x: memref<8xf64>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %x_i = uop.index %x[%i] : memref<8xf64>
+  %r = uop.tanh %x_i : f64
+  %w = uop.store %r, %out[%i] : memref<8xf64>
+  %e = uop.end %w over(%i) : memref<8xf64>
+  return
+}

@@ -8,7 +8,8 @@
 // CHECK-NEXT: %[[SQRT:.*]] = uop.const 1.414213{{[0-9]*}} : tensor<4xf32>
 // CHECK-NEXT: %[[RECIP:.*]] = uop.const 5.000000e-01 : tensor<4xf32>
 // CHECK-NEXT: %[[TRUNC:.*]] = uop.const -3.000000e+00 : tensor<4xf32>
-// CHECK-NEXT: uop.sink %[[NEG]], %[[EXP2]], %[[LOG2]], %[[SIN]], %[[SQRT]], %[[RECIP]], %[[TRUNC]] :
+// CHECK-NEXT: %[[TANH:.*]] = uop.const -0.998894{{[0-9]*}} : tensor<4xf32>
+// CHECK-NEXT: uop.sink %[[NEG]], %[[EXP2]], %[[LOG2]], %[[SIN]], %[[SQRT]], %[[RECIP]], %[[TRUNC]], %[[TANH]] :
 func.func @unary_float() {
   %c = uop.const 2.0 : tensor<4xf32>
   %t = uop.const -3.75 : tensor<4xf32>
@@ -19,7 +20,8 @@ func.func @unary_float() {
   %4 = uop.sqrt %c : tensor<4xf32>
   %5 = uop.recip %c : tensor<4xf32>
   %6 = uop.trunc %t : tensor<4xf32>
-  uop.sink %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %7 = uop.tanh %t : tensor<4xf32>
+  uop.sink %0, %1, %2, %3, %4, %5, %6, %7 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
   return
 }
 
