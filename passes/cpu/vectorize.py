@@ -27,7 +27,9 @@ lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
-blocks, the panel packed once per block, and the stores go lane by lane). A kernel left to scalar loops whose
+blocks, the panel packed once per block, and the stores go lane by lane); such a kernel takes at most `along_rows` rows (4:
+each row's input reads are gathered and gated, and 8 rows ran 1.1-1.35x slower on every 3x3 and 7x7 convolution of the
+shape sweep, as the kernel search found). A kernel left to scalar loops whose
 reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: each reduction becomes vector code along
 its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes) and nested reductions or a
 heavy rest (BLOCK_WEIGHT), blocks of that many outputs compute each reduction row by row into a stack buffer, then the
@@ -181,7 +183,7 @@ def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int]
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
-                prefer_vector: bool = False) -> dict[str, int] | None:
+                prefer_vector: bool = False, along_rows: int = 4) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if not loops: return None
@@ -212,6 +214,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if pack and allow_pack is None and contiguous and range_size(candidates[-1]) < PACK_MIN_ROWS: pack = False
   if not pack and not contiguous: return None
   along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
+  if along: rows = min(rows, along_rows)
   if not candidates:
     # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one
     # x), unless one block spans `j`: then the vector loop reads in order too, its accumulators in registers (16 columns summed)
@@ -229,14 +232,14 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
           takes=("split", "scheduled", "kernel"))
 def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8, rows: Annotated[int, Within(1, 64)] = 4,
               vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, cores: Annotated[int, Within(1, 1024)] = 1,
-              explain: bool = False) -> None:
+              along_rows: Annotated[int, Within(1, 64)] = 4, explain: bool = False) -> None:
   verbose = explain or DEBUG >= 3
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if not KERNEL.get(fn): continue
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
-      tune.get("vectorize") == 1)
+      tune.get("vectorize") == 1, tune.get("rows", along_rows))
     if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)
