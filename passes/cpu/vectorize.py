@@ -29,7 +29,7 @@ narrower than `lanes` keep scalar loops, unless another output range serves as `
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
 blocks, the panel packed once per block, and the stores go lane by lane); such a kernel takes at most `along_rows` rows (4:
 each row's input reads are gathered and gated, and 8 rows ran 1.1-1.35x slower on every 3x3 and 7x7 convolution of the
-shape sweep, as the kernel search found). A kernel left to scalar loops whose
+shape sweep, as the kernel search found) unless `rows` covers the whole range in one block (7x7 outputs: 7 rows). A kernel left to scalar loops whose
 reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: each reduction becomes vector code along
 its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes) and nested reductions or a
 heavy rest (BLOCK_WEIGHT), blocks of that many outputs compute each reduction row by row into a stack buffer, then the
@@ -214,13 +214,13 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if pack and allow_pack is None and contiguous and range_size(candidates[-1]) < PACK_MIN_ROWS: pack = False
   if not pack and not contiguous: return None
   along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
-  if along: rows = min(rows, along_rows)
   if not candidates:
     # no row reuses a read: pytc-order-loops' reduce-outer loops stream through memory in order instead (a column sum, x @ W for one
     # x), unless one block spans `j`: then the vector loop reads in order too, its accumulators in registers (16 columns summed)
     if LOOP_ORDER.get(kernel) is LoopOrder.REDUCE_OUTER and not prefer_vector and range_size(j) > lanes * vectors: return None
     return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": unroll, **along}
   rows = min(rows, range_size(candidates[-1]))
+  if along and rows < range_size(candidates[-1]): rows = min(rows, along_rows)  # unless one block holds the whole range
   blocks = -(-range_size(candidates[-1]) // rows)
   slices = min(2 * cores, blocks) if cores > 1 and candidates[-1] is loops[0] else 1  # groups of the outermost range: work for every core
   group = 1 if along else max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)

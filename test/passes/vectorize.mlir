@@ -4,10 +4,13 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='rows=8 along_rows=2' | FileCheck %s --check-prefix=ALONG
 
 // A kernel vectorized along another range than its innermost (a convolution, whose input reads are gathered and gated
-// per row) takes at most along_rows rows; the others take rows.
+// per row) takes at most along_rows rows, unless rows cover the whole range in one block (conv_narrow's 5 columns);
+// the others take rows.
 // ALONG-LABEL: func.func @matmul(
 // ALONG-SAME: rows = 8 : i64
 // ALONG-LABEL: func.func @conv_narrow(
+// ALONG-SAME: rows = 5 : i64
+// ALONG-LABEL: func.func @conv_wide(
 // ALONG-SAME: rows = 2 : i64
 
 // On two cores, the 8-row matmul's 2 blocks of i (its outermost range, which the runtime splits across the cores) stay
