@@ -392,10 +392,11 @@ func.func @conv_wide(%out: memref<16x16x16xf32>, %x: memref<4x16x16xf32>, %w: me
 
 // -----
 
-// With 2048 input channels, a panel of 2 vectors of channels (2048 x 3 x 3 x 16 floats) would pass PACK_BYTES: one vector.
+// With 1024 input channels, a panel of 2 vectors of channels (1024 x 3 x 3 x 16 floats, 590 KB) would pass ALONG_PANEL_BYTES
+// (half an L2, leaving the rest to the input windows read alongside): one vector.
 // CHECK-LABEL: func.func @conv_deep(
 // CHECK-SAME: along = 0 : i64, group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 2 : i64, vectors = 1 : i64
-func.func @conv_deep(%out: memref<16x5x5xf32>, %x: memref<2048x5x5xf32>, %w: memref<16x2048x3x3xf32>) attributes {pytc.kernel} {
+func.func @conv_deep(%out: memref<16x5x5xf32>, %x: memref<1024x5x5xf32>, %w: memref<16x1024x3x3xf32>) attributes {pytc.kernel} {
   %zero = uop.const 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
   %minus1 = arith.constant -1 : index
@@ -403,7 +404,7 @@ func.func @conv_deep(%out: memref<16x5x5xf32>, %x: memref<2048x5x5xf32>, %w: mem
   %o = uop.range loop 16 id 0
   %y = uop.range loop 5 id 1
   %x_ = uop.range loop 5 id 2
-  %c = uop.range reduce 2048 id 3
+  %c = uop.range reduce 1024 id 3
   %ky = uop.range reduce 3 id 4
   %kx = uop.range reduce 3 id 5
   %yk = arith.addi %y, %ky : index
@@ -417,9 +418,9 @@ func.func @conv_deep(%out: memref<16x5x5xf32>, %x: memref<2048x5x5xf32>, %w: mem
   %col_high = arith.cmpi sle, %col, %last : index
   %col_in = arith.andi %col_low, %col_high : i1
   %in = arith.andi %row_in, %col_in : i1
-  %v = uop.index %x[%c, %row, %col] if %in : memref<2048x5x5xf32>
+  %v = uop.index %x[%c, %row, %col] if %in : memref<1024x5x5xf32>
   %v0 = uop.where %in, %v, %zero : f32
-  %k = uop.index %w[%o, %c, %ky, %kx] : memref<16x2048x3x3xf32>
+  %k = uop.index %w[%o, %c, %ky, %kx] : memref<16x1024x3x3xf32>
   %p = uop.mul %v0, %k : f32
   %s = uop.range_reduce add %p over(%c, %ky, %kx) : f32
   %st = uop.store %s, %out[%o, %y, %x_] : memref<16x5x5xf32>
