@@ -83,7 +83,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   by_device: dict[str, list[LazyOp]] = {}
   for n in outputs:
     if n.op == "assign": return realize_assigns(outputs)
-    if n.op != "buffer": by_device.setdefault(n.device, []).append(n)
+    if not n.is_realized: by_device.setdefault(n.device, []).append(n)
   if not by_device: return outputs
   if len(by_device) > 1:
     done = {id(n): r for group in by_device.values() for n, r in zip(group, realize(group, destinations))}

@@ -29,15 +29,15 @@ narrower than `lanes` keep scalar loops, unless another output range serves as `
 convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
 blocks, the panel packed once per block, and the stores go lane by lane); such a kernel takes at most `along_rows` rows (4:
 each row's input reads are gathered and gated, and 8 rows ran 1.1-1.35x slower on every 3x3 and 7x7 convolution of the
-shape sweep, as the kernel search found) unless `rows` covers the whole range in one block (7x7 outputs: 7 rows). A kernel left to scalar loops whose
-reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`: each reduction becomes vector code along
-its row; with at least `lanes` outputs along the innermost output range (`rows` = lanes) and nested reductions or a
-heavy rest (BLOCK_WEIGHT), blocks of that many outputs compute each reduction row by row into a stack buffer, then the
-rest of the output (a logsumexp's log) as vectors over the block (rows of 64: 1.7x). Otherwise the outputs stay scalar
-loops, and with fewer outputs than the lanes a kernel whose reduction's body holds another
-(a logsumexp's max) keeps scalar loops, which LLVM vectorizes faster (1.1-1.4x, as the kernel search found). A kernel's
-`pytc.tune` (a searched winner) replaces the options for it: its lanes, vectors, rows and group, `pack = 0` to read in
-place (1 to pack), `vectorize = 0` to keep scalar loops.
+shape sweep, as the kernel search found) unless `rows` covers the whole range in one block (7x7 outputs: 7 rows). A
+kernel left to scalar loops whose reductions all reduce contiguous rows (sums of 1M rows of 16) gets `across = 1`:
+each reduction becomes vector code along its row; with at least `lanes` outputs along the innermost output range
+(`rows` = lanes) and nested reductions or a heavy rest (BLOCK_WEIGHT), blocks of that many outputs compute each
+reduction row by row into a stack buffer, then the rest of the output (a logsumexp's log) as vectors over the block
+(rows of 64: 1.7x). Otherwise the outputs stay scalar loops, and with fewer outputs than the lanes a kernel whose
+reduction's body holds another (a logsumexp's max) keeps scalar loops, which LLVM vectorizes faster (1.1-1.4x, as the
+kernel search found). A kernel's `pytc.tune` (a searched winner) replaces the options for it: its lanes, vectors, rows
+and group, `pack = 0` to read in place (1 to pack), `vectorize = 0` to keep scalar loops.
 """
 import sys
 from math import prod
@@ -186,7 +186,7 @@ def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int]
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
-                prefer_vector: bool = False, along_rows: int = 4) -> dict[str, int] | None:
+                prefer_vector: bool = False, *, along_rows: int) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if not loops: return None
@@ -242,7 +242,7 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
-      tune.get("vectorize") == 1, tune.get("rows", along_rows))
+      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows))
     if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)
