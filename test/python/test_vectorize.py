@@ -93,6 +93,19 @@ def test_conv2d_vectorized_along_output_channels(n: int, c: int, o: int, hw: int
   close(out.numpy(), np.maximum(conv_reference(x, w, stride, k // 2) + bias[:, None, None] + residual, 0))
 
 
+@pytest.mark.parametrize("o,hw,stride", [(48, 7, 1), (40, 9, 2), (16, 5, 1)])
+def test_deep_conv2d_keeps_its_panel_within_half_an_l2(o: int, hw: int, stride: int) -> None:
+  """512 input channels: a panel of two vectors of output channels would pass ALONG_PANEL_BYTES on 16 lanes, so the block
+  is one vector wide there (two of 8 lanes); whole and partial blocks of channels and of columns, integer-valued data
+  (exact float sums), so a misplaced output shows."""
+  c = 512
+  x, w = rng.integers(-2, 3, (1, c, hw, hw)).astype(np.float32), rng.integers(-2, 3, (o, c, 3, 3)).astype(np.float32)
+  bias = rng.integers(-9, 10, o).astype(np.float32)
+  out = (Tensor(x).conv2d(Tensor(w), padding=1, stride=stride) + Tensor(bias).reshape(1, o, 1, 1)).relu()
+  assert f"memref<{c}x3x3x16xf32>" in kernel_ir(out)
+  np.testing.assert_array_equal(out.numpy(), np.maximum(conv_reference(x, w, stride, 1) + bias[:, None, None], 0))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
 @pytest.mark.parametrize("o,hw", [(16, 8), (24, 9), (33, 17), (64, 20), (40, 56)])
 def test_conv2d_outputs_along_columns_go_through_transposed_tiles(dtype, o: int, hw: int) -> None:
