@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 from mlir import ir
-from mlir.execution_engine import ExecutionEngine
 
 from pytc.compilers import Compiler, signature
+from pytc.compilers.host_objects import object_files
 from pytc.passes.common.attributes import EXTENT, TUNE
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
@@ -49,13 +49,12 @@ class CPUCompiler(Compiler):
     return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), **cores})  # the buffers, then [begin, end)
 
   def lower(self, kernels: ir.Module) -> bytes:
-    """LLVM's object code for the host, linked into a shared library in a private scratch folder."""
+    """LLVM's object code for the host (shares of the kernels compiled on several cores), linked into a shared library in a
+    private scratch folder."""
     if (driver := shutil.which("cc") or shutil.which("gcc")) is None:
       raise LinkError("the CPU compiler links kernels with a C compiler driver, and neither cc nor gcc is on PATH")
-    engine = ExecutionEngine(kernels, opt_level=3, enable_pic=True)
     with tempfile.TemporaryDirectory() as scratch:
-      obj, library = os.path.join(scratch, "kernels.o"), os.path.join(scratch, "kernels.so")
-      engine.dump_to_object_file(obj)
-      if (linked := subprocess.run([driver, "-shared", "-o", library, obj, "-lm"], capture_output=True, text=True)).returncode != 0:
+      objects, library = object_files(kernels, scratch), os.path.join(scratch, "kernels.so")
+      if (linked := subprocess.run([driver, "-shared", "-o", library, *objects, "-lm"], capture_output=True, text=True)).returncode != 0:
         raise LinkError(f"{driver} could not link the kernels: {linked.stderr.strip()[:500]}")
       return Path(library).read_bytes()

@@ -1,0 +1,126 @@
+"""The CPU compiler's object code in shares compiled on several threads: each kernel lands in exactly one object file,
+the declarations it calls are in all of them, the linked library computes what one object would, and LLVM's
+failures are typed errors."""
+import ctypes
+import subprocess
+
+import numpy as np
+import pytest
+from mlir import ir
+
+from pytc import Device, Tensor, realize
+from pytc.compiler import context
+from pytc.compilers import cpu
+from pytc.compilers.host_objects import ObjectCodeError, _shares, compile_threads, object_files
+from pytc.helpers import getenv
+
+pytestmark = pytest.mark.skipif(not Device.DEFAULT.startswith("CPU"), reason="the CPU compiler's object code")
+
+
+@pytest.fixture
+def setenv(monkeypatch):
+  """Set pytc's environment flags (read through the cached getenv) for the rest of a test."""
+  def set_flags(**values: str) -> None:
+    for name, value in values.items(): monkeypatch.setenv(name, value)
+    getenv.cache_clear()
+  yield set_flags
+  monkeypatch.undo()
+  getenv.cache_clear()
+
+
+def kernel(n: int, rounds: int) -> str:
+  """@k<n>(p) stores the sum of 0..rounds-1 plus labs(-1000 n) at p[0]: bigger bodies for bigger `rounds`."""
+  adds = "\n".join(f"    %a{i} = llvm.add %a{i - 1}, %c{i} : i64" for i in range(1, rounds))
+  constants = "\n".join(f"    %c{i} = llvm.mlir.constant({i} : i64) : i64" for i in range(rounds))
+  return f"""  llvm.func @k{n}(%p: !llvm.ptr) {{
+{constants}
+    %a0 = llvm.add %c0, %c0 : i64
+{adds}
+    %n = llvm.mlir.constant({-1000 * n} : i64) : i64
+    %h = llvm.call @labs(%n) : (i64) -> i64
+    %s = llvm.add %a{rounds - 1}, %h : i64
+    llvm.store %s, %p : i64, !llvm.ptr
+    llvm.return
+  }}"""
+
+
+MODULE = """module {
+  llvm.func @labs(i64) -> i64
+KERNELS
+}"""
+ROUNDS = (40, 3, 25, 3, 9, 60, 1)
+
+
+def expected(n: int) -> int: return sum(range(ROUNDS[n])) + 1000 * n
+
+
+def build(tmp_path, threads: int) -> tuple[list[str], ctypes.CDLL]:
+  with context():
+    module = ir.Module.parse(MODULE.replace("KERNELS", "\n".join(kernel(n, r) for n, r in enumerate(ROUNDS))))
+    objects = object_files(module, str(tmp_path), threads)
+  library = tmp_path / "kernels.so"
+  subprocess.run(["cc", "-shared", "-o", str(library), *objects], check=True)
+  return objects, ctypes.CDLL(str(library))
+
+
+def defined_symbols(path: str) -> set[str]:
+  listed = subprocess.run(["nm", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+  return {line.split()[-1] for line in listed.splitlines() if line.split()[1] in "T"}
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 7, 12])
+def test_each_kernel_is_in_exactly_one_object_and_the_library_runs_them_all(tmp_path, threads):
+  objects, library = build(tmp_path, threads)
+  assert len(objects) == min(threads, len(ROUNDS))
+  defined = [defined_symbols(path) for path in objects]
+  for n in range(len(ROUNDS)): assert sum(f"k{n}" in symbols for symbols in defined) == 1
+  kernels = {f"k{n}" for n in range(len(ROUNDS))}
+  assert all(symbols == kernels & symbols | {f"_mlir_{k}" for k in symbols & kernels} for symbols in defined)  # labs: declared only
+  for n in range(len(ROUNDS)):
+    out = ctypes.c_int64(-1)
+    getattr(library, f"k{n}")(ctypes.byref(out))
+    assert out.value == expected(n)
+
+
+def test_shares_balance_the_op_counts_largest_first():
+  with context():
+    module = ir.Module.parse(MODULE.replace("KERNELS", "\n".join(kernel(n, r) for n, r in enumerate(ROUNDS))))
+    shares = _shares(module, 3)
+    names = [sorted(ir.StringAttr(op.attributes["sym_name"]).value for op in share) for share in shares]
+  assert names == [["k5"], ["k0", "k3"], ["k1", "k2", "k4", "k6"]]  # 60+ ops; 40+3; 25+9+3+1 (each plus its fixed ops)
+
+
+def test_a_module_llvm_cannot_translate_is_a_typed_error(tmp_path):
+  with context():
+    module = ir.Module.parse("func.func @k(%x: i64) -> i64 { %y = arith.addi %x, %x : i64\n return %y : i64 }")
+    with pytest.raises(ObjectCodeError, match="LLVM could not compile"): object_files(module, str(tmp_path), 1)
+
+
+def test_compile_threads_comes_from_the_environment(setenv):
+  setenv(PYTC_COMPILE_THREADS="3")
+  assert compile_threads() == 3
+  setenv(PYTC_COMPILE_THREADS="0")
+  assert compile_threads() == 1
+  setenv(PYTC_COMPILE_THREADS="many")
+  with pytest.raises(ValueError, match="PYTC_COMPILE_THREADS is 'many'"): compile_threads()
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(monkeypatch, setenv, threads):
+  """Outputs of several distinct kernels (elementwise, reductions, a matmul) in one realize, its kernels compiled afresh."""
+  setenv(PYTC_COMPILE_THREADS=threads, PYTC_CACHE="0")
+  monkeypatch.setattr(realize, "_schedules", {})
+  compiled: list[int] = []
+  def counted(module, folder, threads=None):
+    compiled.append(len(objects := object_files(module, folder, threads)))
+    return objects
+  monkeypatch.setattr(cpu, "object_files", counted)
+  rng = np.random.default_rng(int(threads))
+  a, b = rng.standard_normal((33, 17), dtype=np.float32), rng.standard_normal((17, 9), dtype=np.float32)
+  x, w = Tensor(a), Tensor(b)
+  outputs = [x.exp(), x.sum(0), x.max(1), x @ w, (x * 2 + 1).relu(), x.softmax(1), (x @ w).tanh().sum()]
+  Tensor.realize(*outputs)
+  e = np.exp(a - a.max(1, keepdims=True))
+  references = [np.exp(a), a.sum(0), a.max(1), a @ b, np.maximum(a * 2 + 1, 0), e / e.sum(1, keepdims=True), np.tanh(a @ b).sum()]
+  for ours, reference in zip(outputs, references): np.testing.assert_allclose(ours.numpy(), reference, rtol=1e-5, atol=1e-5)
+  assert compiled == [int(threads)]  # one compile of at least 4 kernels, in as many shares as threads
