@@ -37,6 +37,7 @@ class Reason(StrEnum):
   MULTI_USE = "multi-use"          # read by several consumers: pytc-fuse keeps or inlines it
   REDUCE_EXPAND = "reduce-expand"  # a reduction broadcast back along its rows: pytc-fuse may join it to its reader
   SPLIT = "split"                  # live across a cut pytc-fuse made in a kernel past its limits
+  PADDED = "padded"                # a convolution's input with its zero padding, read by windows without bounds checks
 
 
 class Kind(Generic[T]):

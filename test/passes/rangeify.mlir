@@ -657,3 +657,93 @@ func.func @one_hot_sum_wrapping(%t: tensor<300xf32>, %idx: tensor<4xi8>) {
   uop.sink %12 : tensor<4x1xf32>
   return
 }
+
+// -----
+
+// A convolution's padded input read through sliding windows by a reduction with few input channels (2 here) is
+// materialized with its zeros ("padded": checked once per element), and the windows read it without conditions.
+// CHECK-LABEL: func.func @conv_few_channels
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x40xf32>
+// CHECK: uop.index %[[X]][%{{.*}}, %{{.*}}] if
+// CHECK: %[[P:.*]] = uop.bufferize %{{.*}} over(%{{.*}}, %{{.*}}) {reason = "padded"} : f32 -> tensor<2x44xf32>
+// CHECK: uop.index %[[P]][%{{.*}}, %{{.*}}] : tensor<2x44xf32>
+// CHECK-NOT: if
+// CHECK: uop.range_reduce add
+// CHECK: {reason = "output"}
+func.func @conv_few_channels(%x: tensor<2x40xf32>, %w: tensor<16x2x5xf32>) {
+  %p = uop.pad %x low [0, 2] high [0, 2] : tensor<2x40xf32> -> tensor<2x44xf32>
+  %r = uop.reshape %p : tensor<2x44xf32> -> tensor<2x1x44xf32>
+  %e = uop.expand %r : tensor<2x1x44xf32> -> tensor<2x6x44xf32>
+  %f = uop.reshape %e : tensor<2x6x44xf32> -> tensor<2x264xf32>
+  %s = uop.shrink %f [0, 0] to [2, 225] : tensor<2x264xf32> -> tensor<2x225xf32>
+  %g = uop.reshape %s : tensor<2x225xf32> -> tensor<2x5x45xf32>
+  %win = uop.shrink %g [0, 0, 0] to [2, 5, 40] : tensor<2x5x45xf32> -> tensor<2x5x40xf32>
+  %b = uop.reshape %win : tensor<2x5x40xf32> -> tensor<1x2x5x40xf32>
+  %bx = uop.expand %b : tensor<1x2x5x40xf32> -> tensor<16x2x5x40xf32>
+  %wr = uop.reshape %w : tensor<16x2x5xf32> -> tensor<16x2x5x1xf32>
+  %wx = uop.expand %wr : tensor<16x2x5x1xf32> -> tensor<16x2x5x40xf32>
+  %m = uop.mul %bx, %wx : tensor<16x2x5x40xf32>
+  %sum = uop.reduce add %m [1, 2] : tensor<16x2x5x40xf32> -> tensor<16x1x1x40xf32>
+  %out = uop.reshape %sum : tensor<16x1x1x40xf32> -> tensor<16x40xf32>
+  uop.sink %out : tensor<16x40xf32>
+  return
+}
+
+// -----
+
+// With 32 input channels the conditions checked at each window position are spread over the channels: the windows
+// read the input through them, with no padded copy.
+// CHECK-LABEL: func.func @conv_many_channels
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<32x40xf32>
+// CHECK-NOT: padded
+// CHECK: uop.index %[[X]][%{{.*}}, %{{.*}}] if
+// CHECK-NOT: padded
+// CHECK: uop.range_reduce add
+// CHECK-NOT: padded
+// CHECK: return
+func.func @conv_many_channels(%x: tensor<32x40xf32>, %w: tensor<16x32x5xf32>) {
+  %p = uop.pad %x low [0, 2] high [0, 2] : tensor<32x40xf32> -> tensor<32x44xf32>
+  %r = uop.reshape %p : tensor<32x44xf32> -> tensor<32x1x44xf32>
+  %e = uop.expand %r : tensor<32x1x44xf32> -> tensor<32x6x44xf32>
+  %f = uop.reshape %e : tensor<32x6x44xf32> -> tensor<32x264xf32>
+  %s = uop.shrink %f [0, 0] to [32, 225] : tensor<32x264xf32> -> tensor<32x225xf32>
+  %g = uop.reshape %s : tensor<32x225xf32> -> tensor<32x5x45xf32>
+  %win = uop.shrink %g [0, 0, 0] to [32, 5, 40] : tensor<32x5x45xf32> -> tensor<32x5x40xf32>
+  %b = uop.reshape %win : tensor<32x5x40xf32> -> tensor<1x32x5x40xf32>
+  %bx = uop.expand %b : tensor<1x32x5x40xf32> -> tensor<16x32x5x40xf32>
+  %wr = uop.reshape %w : tensor<16x32x5xf32> -> tensor<16x32x5x1xf32>
+  %wx = uop.expand %wr : tensor<16x32x5x1xf32> -> tensor<16x32x5x40xf32>
+  %m = uop.mul %bx, %wx : tensor<16x32x5x40xf32>
+  %sum = uop.reduce add %m [1, 2] : tensor<16x32x5x40xf32> -> tensor<16x1x1x40xf32>
+  %out = uop.reshape %sum : tensor<16x1x1x40xf32> -> tensor<16x40xf32>
+  uop.sink %out : tensor<16x40xf32>
+  return
+}
+
+// -----
+
+// A depthwise convolution reads each element 5 times, fewer than a copy is worth (PAD_REUSE): no padded copy.
+// CHECK-LABEL: func.func @conv_depthwise
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<16x40xf32>
+// CHECK-NOT: padded
+// CHECK: uop.index %[[X]][%{{.*}}, %{{.*}}] if
+// CHECK-NOT: padded
+// CHECK: uop.range_reduce add
+// CHECK-NOT: padded
+// CHECK: return
+func.func @conv_depthwise(%x: tensor<16x40xf32>, %w: tensor<16x5xf32>) {
+  %p = uop.pad %x low [0, 2] high [0, 2] : tensor<16x40xf32> -> tensor<16x44xf32>
+  %r = uop.reshape %p : tensor<16x44xf32> -> tensor<16x1x44xf32>
+  %e = uop.expand %r : tensor<16x1x44xf32> -> tensor<16x6x44xf32>
+  %f = uop.reshape %e : tensor<16x6x44xf32> -> tensor<16x264xf32>
+  %s = uop.shrink %f [0, 0] to [16, 225] : tensor<16x264xf32> -> tensor<16x225xf32>
+  %g = uop.reshape %s : tensor<16x225xf32> -> tensor<16x5x45xf32>
+  %win = uop.shrink %g [0, 0, 0] to [16, 5, 40] : tensor<16x5x45xf32> -> tensor<16x5x40xf32>
+  %wr = uop.reshape %w : tensor<16x5xf32> -> tensor<16x5x1xf32>
+  %wx = uop.expand %wr : tensor<16x5x1xf32> -> tensor<16x5x40xf32>
+  %m = uop.mul %win, %wx : tensor<16x5x40xf32>
+  %sum = uop.reduce add %m [1] : tensor<16x5x40xf32> -> tensor<16x1x40xf32>
+  %out = uop.reshape %sum : tensor<16x1x40xf32> -> tensor<16x40xf32>
+  uop.sink %out : tensor<16x40xf32>
+  return
+}

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pytc import Tensor
+from pytc import GlobalCounters, Tensor
 
 rng = np.random.default_rng(0)
 
@@ -42,6 +42,27 @@ def test_conv_transpose2d(stride, padding):
   x, w = rng.standard_normal((1, 3, 4, 5)).astype(np.float32), rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
   np.testing.assert_allclose(Tensor(x).conv_transpose2d(Tensor(w), stride=stride, padding=padding).numpy(),
                              np_conv_transpose2d(x, w, stride, padding), atol=1e-4)
+
+
+@pytest.mark.parametrize("channels, kernel, stride, dilation, padding, groups, copies", [
+  (3, 7, 2, 1, 3, 1, 1),  # an image stem: 3 channels, 7x7 stride 2
+  (1, 5, 1, 1, 2, 1, 1),  # one channel
+  (8, 3, 1, 2, 2, 2, 1),  # dilated and grouped, 4 channels per group
+  (3, 3, 1, 1, 1, 1, 1),
+  (64, 3, 1, 1, 1, 1, 0),  # many channels: the windows read through the padding conditions
+  (16, 3, 1, 1, 1, 16, 0),  # depthwise: each element read 9 times, too few for a copy
+])
+def test_convolution_with_few_input_channels_reads_a_padded_copy(channels, kernel, stride, dilation, padding, groups, copies):
+  """Integer-valued inputs, so every sum is exact: the values equal NumPy's, with or without the padded copy of the input
+  that the schedule adds (one more kernel) for few input channels."""
+  x = rng.integers(-3, 4, (2, channels, 20, 18)).astype(np.float32)
+  w = rng.integers(-2, 3, (16, channels // groups, kernel, kernel)).astype(np.float32)
+  inputs = Tensor(x).realize(), Tensor(w).realize()
+  out = inputs[0].conv2d(inputs[1], groups=groups, stride=stride, dilation=dilation, padding=padding)
+  GlobalCounters.reset()
+  out.realize()
+  assert GlobalCounters.kernel_count == 1 + copies
+  np.testing.assert_array_equal(out.numpy(), np_conv2d(x, w, stride, dilation, padding, groups))
 
 
 def test_conv2d_rejects_mismatched_channels():
