@@ -6,8 +6,8 @@ neighbour); each top-level reduction loops over its reduce ranges with `rows * v
 loop-carried values (registers), a float sum of products accumulating with fma, reading along `j` from panels
 packed once per group of `u` blocks (a weight read along the reduction is packed by square tiles transposed in
 registers); the epilogue computes and stores the output vectors, or, when the output runs along `u` instead (a
-convolution's columns, with the channels in the lanes), transposes the accumulators first and computes it as vectors
-of `rows` lanes along `u` (store_along_rows). In stream mode
+convolution's columns, with the channels in the lanes), transposes the accumulators into a stack buffer first and
+computes it in one loop over the outputs of `j`, as vectors of `rows` lanes along `u` (store_along_rows). In stream mode
 (elementwise work along `j`) the reductions, which vary only with the outer ranges, are computed once per
 outer iteration before the loop along `j`; a float row sum whose body the output computes again keeps it in a
 row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is vector code
@@ -532,7 +532,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
       identity = vector.broadcast(lowering.vector_type(signless(element)), reduce_identity(reduce_kind(reduction), element))
       results[reduction] = lowering.accumulate(reduction, list(reduction.ranges), tiles, [identity] * len(tiles))
     if results and not row_reductions(reductions) and stores_along_rows(stored, j, u, rows, lanes):
-      store_along_rows(lowering, stored, results, (j, starts[j]), (u, starts[u]), rows, vectors)
+      store_along_rows(lowering, stored, results, (j, starts[j]), (u, starts[u]), rows, vectors, entry)
       return extent
     for position, tile in enumerate(tiles):
       lowering.scopes.append({**tile.scope, **{r.result: accs[position] for r, accs in results.items()}})
@@ -551,26 +551,33 @@ def stores_along_rows(stored: uop.StoreOp, j: ir.Value, u: ir.Value | None, rows
 
 
 def store_along_rows(lowering: VectorLowering, stored: uop.StoreOp, results: dict[uop.RangeReduceOp, list[ir.Value]],
-                     j: tuple[ir.Value, ir.Value], u: tuple[ir.Value, ir.Value], rows: int, vectors: int) -> None:
+                     j: tuple[ir.Value, ir.Value], u: tuple[ir.Value, ir.Value], rows: int, vectors: int, entry: ir.Block) -> None:
   """The tile's outputs as vectors along the rows: each square of rows x rows accumulators (rows of the tile, a slice of
-  one vector's lanes) transposed by shuffles into one vector per output of `j`, along `u`, and the rest of the output
-  (a batch norm, a residual add) computed and stored as vectors of `rows` lanes along `u`: contiguous loads and stores
-  where the tile's own vectors would read and write lane by lane. (j, u): each range and where the tile starts on it."""
+  one vector's lanes) transposed by shuffles into one vector per output of `j`, along `u`, kept in a stack buffer; then
+  one loop over the tile's outputs of `j` computes the rest of the output (a batch norm, a residual add) and stores it as
+  vectors of `rows` lanes along `u`: contiguous loads and stores where the tile's own vectors would read and write lane
+  by lane, and the rest emitted once rather than once per output. (j, u): each range and where the tile starts on it."""
   (j, j_start), (u, u_start), lanes, aligned = j, u, lowering.lanes, lowering.aligned_j
-  lowering.lanes, lowering.aligned_j = rows, None  # a moved-back block of u starts anywhere: no alignment to claim
-  try:
+  width, columns = lanes * vectors, {}
+  for reduction, accs in results.items():
+    square = ir.VectorType.get([rows], ir.VectorType(accs[0].type).element_type)
+    with ir.InsertionPoint.at_block_begin(entry): buffer = memref.alloca(ir.MemRefType.get([width, rows], square.element_type), [], [])
     for column in range(vectors):
       for part in range(lanes // rows):
-        columns = {}
-        for reduction, accs in results.items():
-          square = ir.VectorType.get([rows], ir.VectorType(accs[0].type).element_type)
-          slices = [vector.extract_strided_slice(square, accs[row * vectors + column], [part * rows], [rows], [1]) for row in range(rows)]
-          columns[reduction.result] = transposed(slices)
-        for i in range(rows):
-          output = arith.addi(j_start, index_constant(column * lanes + part * rows + i))
-          lowering.scopes.append({j: output, u: Strided(u_start, 1), **{value: flipped[i] for value, flipped in columns.items()}})
-          lowering.store(stored)
-          lowering.scopes.pop()
+        slices = [vector.extract_strided_slice(square, accs[row * vectors + column], [part * rows], [rows], [1]) for row in range(rows)]
+        for i, flipped in enumerate(transposed(slices)):
+          vector.store(flipped, buffer, [index_constant(column * lanes + part * rows + i), index_constant(0)])
+    columns[reduction.result] = buffer, square
+  loop = scf.ForOp(index_constant(0), index_constant(width), index_constant(1), [])
+  lowering.lanes, lowering.aligned_j = rows, None  # a moved-back block of u starts anywhere: no alignment to claim
+  try:
+    with ir.InsertionPoint(loop.body):
+      output = loop.induction_variable
+      transposed_results = {value: vector.load(square, buffer, [output, index_constant(0)]) for value, (buffer, square) in columns.items()}
+      lowering.scopes.append({j: arith.addi(j_start, output), u: Strided(u_start, 1), **transposed_results})
+      lowering.store(stored)
+      lowering.scopes.pop()
+      scf.YieldOp([])
   finally: lowering.lanes, lowering.aligned_j = lanes, aligned
 
 

@@ -239,10 +239,11 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
 // the parallel loop runs over blocks of 16 channels (pytc.extent 1), the weights of a block are packed once into a
 // panel (input channels x window x 16 lanes), then loops over the output rows and blocks of 4 columns (5 columns: the
 // second block moved back) carry 8 accumulators through the window. The output runs along the columns: each square of
-// 4 columns x 4 channels of accumulators is transposed by shuffles (two rounds of four), and each channel stores its 4
-// columns as one vector.
+// 4 columns x 4 channels of accumulators is transposed by shuffles (two rounds of four) into a stack buffer, one row per
+// channel; then one loop over the 16 channels stores each channel's 4 columns as one vector.
 // CHECK-LABEL: func.func @conv_narrow(
 // CHECK-SAME: pytc.extent = 1 : i64
+// CHECK: %[[COLUMNS:.*]] = memref.alloca() : memref<16x4xf32>
 // CHECK: %[[PANEL:.*]] = memref.alloca() : memref<4x3x3x16xf32>
 // CHECK: scf.parallel
 // CHECK-COUNT-3: scf.for
@@ -255,7 +256,11 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
 // CHECK: math.fma {{.*}} : vector<8xf32>
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 4, 1, 5] : vector<4xf32>, vector<4xf32>
-// CHECK-COUNT-16: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x5x5xf32>, vector<4xf32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[COLUMNS]][%{{.*}}, %{{.*}}] : memref<16x4xf32>, vector<4xf32>
+// CHECK: scf.for %[[CHANNEL:.*]] = %{{.*}} to %c16{{.*}} step
+// CHECK-NEXT: %[[FOUR:.*]] = vector.load %[[COLUMNS]][%[[CHANNEL]], %{{.*}}] : memref<16x4xf32>, vector<4xf32>
+// CHECK: vector.store %[[FOUR]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<16x5x5xf32>, vector<4xf32>
+// CHECK-NOT: vector.store {{.*}} memref<16x5x5xf32>
 // CHECK-NOT: memref.store
 func.func @conv_narrow(%out: memref<16x5x5xf32>, %x: memref<4x5x5xf32>, %w: memref<16x4x3x3xf32>) attributes {pytc.kernel, pytc.vector = {along = 0 : i64, group = 1 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 2 : i64, vectors = 2 : i64}} {
   %zero = uop.const 0.000000e+00 : f32
