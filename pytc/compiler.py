@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -14,7 +13,7 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.dtype import dtypes
-from pytc.helpers import DEBUG, getenv
+from pytc.helpers import DEBUG, dump_folder
 from pytc.passes import pass_manager
 from pytc.passes.common.analysis import read_where_written
 from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE
@@ -109,9 +108,7 @@ def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
   """Run `pipeline` on `module` (verified after every pass); with PYTC_DUMP=dir the IR after every pass goes under dir/dump_name."""
   pm = pass_manager(pipeline, module.context)
   pm.enable_verifier(True)
-  if dump := getenv("PYTC_DUMP", ""):
-    os.makedirs(directory := os.path.join(dump, dump_name), exist_ok=True)
-    pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=directory)
+  if folder := dump_folder(dump_name): pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=folder)
   try: pm.run(module.operation)
   except ir.MLIRError as error: raise CompileError(first_error(error)) from None
 

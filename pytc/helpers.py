@@ -37,6 +37,13 @@ def getenv(key: str, default: T = 0) -> T:  # type: ignore[assignment]
 DEBUG: int = getenv("DEBUG", 0)
 
 
+def dump_folder(name: str) -> str:
+  """Where the IR of pipeline stage `name` is written with PYTC_DUMP=dir (dir/name, created), or "" without it."""
+  if not (dump := getenv("PYTC_DUMP", "")): return ""
+  os.makedirs(folder := os.path.join(dump, name), exist_ok=True)
+  return folder
+
+
 class GlobalCounters:
   """Process-wide counts, named as tinygrad names them."""
   kernel_count: int = 0

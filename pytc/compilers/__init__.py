@@ -38,7 +38,7 @@ class Compiler:
     self.target = target
 
   def kernel_pipeline(self) -> str: raise NotImplementedError
-  def lower(self, kernels: ir.Module) -> bytes: raise NotImplementedError
+  def emit(self, lowered: ir.Module) -> bytes: raise NotImplementedError
   def kernel_info(self, function: ir.Operation) -> KernelInfo: raise NotImplementedError
   def kernel_functions(self, kernels: ir.Module) -> list[ir.Operation]:
     """The kernel functions of `kernels` after the kernel pipeline, one KernelInfo each."""
@@ -67,8 +67,12 @@ class Compiler:
     """The binary of kernels that went through `generate` (rewritten in place), without the disk cache."""
     infos = tuple(self.kernel_info(function) for function in self.kernel_functions(kernels))
     self.prepare(kernels)
-    run_pipeline(kernels, self.lowering_pipeline, f"{dump_name}/3-{self.target.name}")
-    return Binary(self.target.cache_key(), self.lower(kernels) if infos else b"", infos)
+    return Binary(self.target.cache_key(), self.lower(kernels, run_pipeline, f"{dump_name}/3-{self.target.name}") if infos else b"", infos)
+
+  def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
+    """The code of `kernels` (prepared; rewritten in place): the lowering pipeline through `run_pipeline`, then `emit`."""
+    run_pipeline(kernels, self.lowering_pipeline, dump_name)
+    return self.emit(kernels)
 
   def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
     """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk

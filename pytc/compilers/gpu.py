@@ -74,7 +74,7 @@ class AMDGPUCompiler(GPUCompiler):
     if code_object.arch != self.target.arch: return f"a code object for {code_object.arch}, not {self.target.arch}"
     return f"undefined symbols: {', '.join(code_object.undefined)}" if code_object.undefined else None
 
-  def lower(self, kernels: ir.Module) -> bytes:
+  def emit(self, kernels: ir.Module) -> bytes:
     return amdgpu.compile_llvm_ir(amdgpu.translate(kernels)[MERGED], self.target.arch, MERGED)
 
 
@@ -95,7 +95,7 @@ class PTXCompiler(GPUCompiler):
     except UnicodeDecodeError: return "not PTX text"
     return None if f".target {self.target.arch}" in text else f"not PTX for {self.target.arch}"
 
-  def lower(self, kernels: ir.Module) -> bytes:
+  def emit(self, kernels: ir.Module) -> bytes:
     with kernels.context:
       try: PassManager.parse(f"builtin.module({ptx.TO_PTX})").run(kernels.operation)
       except ir.MLIRError as e: raise ptx.PTXError(f"PTX for {self.target.arch} failed: {e}") from None

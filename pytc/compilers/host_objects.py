@@ -1,10 +1,11 @@
-"""Object code for the host from an LLVM-dialect module, compiled on several threads at once.
+"""Object code for the host from kernel functions, lowered and compiled on several threads at once.
 
 The module's kernel functions (public, with a body) are dealt into shares of about equal size (their op counts, the
-largest first onto the lightest share); each share, with a copy of everything else the module holds (declarations,
-private helpers), moves into a context of its own as bytecode and becomes one object file through MLIR's ExecutionEngine
-(LLVM at -O3 for the host), called through MLIR's C API: a ctypes call runs without the GIL, so the shares compile on as
-many cores. One share is compiled on the calling thread. PYTC_COMPILE_THREADS (default: the cores) caps the shares."""
+largest first onto the lightest share); each share, with a copy of everything else the module holds, moves into a
+context of its own as bytecode, goes through the lowering pipeline (to the LLVM dialect) and becomes one object file
+through MLIR's ExecutionEngine (LLVM at -O3 for the host). The pass manager and the engine are called through MLIR's C
+API: a ctypes call runs without the GIL, so the shares lower and compile on as many cores. The calling thread takes one
+share, in place. PYTC_COMPILE_THREADS (default: the cores) caps the shares."""
 from __future__ import annotations
 
 import ctypes
@@ -13,16 +14,17 @@ import os
 import threading
 
 from mlir import _mlir_libs, ir
+from mlir.passmanager import PassManager
 
 from pytc.dialects.uop import _capsule_pointer
 from pytc.helpers import getenv
 
 
 class ObjectCodeError(RuntimeError):
-  """LLVM could not turn an LLVM-dialect module into object code."""
+  """The kernels could not be lowered to LLVM or turned into object code."""
 
 
-class _Handle(ctypes.Structure):  # MlirModule, MlirExecutionEngine: one pointer, passed by value
+class _Handle(ctypes.Structure):  # MlirModule, MlirOperation, MlirPassManager, MlirExecutionEngine: one pointer, by value
   _fields_ = [("ptr", ctypes.c_void_p)]
 
 
@@ -30,7 +32,12 @@ class _StringRef(ctypes.Structure):  # MlirStringRef
   _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
 
+class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
+  _fields_ = [("value", ctypes.c_int8)]
+
+
 _capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
+_capi.mlirPassManagerRunOnOp.argtypes, _capi.mlirPassManagerRunOnOp.restype = [_Handle, _Handle], _LogicalResult
 _capi.mlirExecutionEngineCreate.argtypes = [_Handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_StringRef), ctypes.c_bool, ctypes.c_bool]
 _capi.mlirExecutionEngineCreate.restype = _Handle
 _capi.mlirExecutionEngineDumpToObjectFile.argtypes = [_Handle, _StringRef]
@@ -43,31 +50,41 @@ def compile_threads() -> int:
   except ValueError: raise ValueError(f"PYTC_COMPILE_THREADS is {os.environ['PYTC_COMPILE_THREADS']!r}, not a number of threads") from None
 
 
-def object_files(module: ir.Module, folder: str, threads: int | None = None) -> list[str]:
-  """Compile `module` (LLVM dialect; consumed: the calling thread's share is compiled in place) into object files in
-  `folder`, one per share of its kernel functions; ObjectCodeError when LLVM fails on one."""
+def object_files(module: ir.Module, folder: str, pipeline: str, threads: int | None = None, dump: str = "") -> list[str]:
+  """Lower `module` with `pipeline` (from kernel functions to the LLVM dialect; the module is consumed: the calling
+  thread's share is lowered in place) and compile it into object files in `folder`, one per share of its kernel
+  functions; with `dump`, the IR after every pass goes under that folder (share<n>/ per share when there are several).
+  ObjectCodeError when the pipeline or LLVM fails on a share."""
   shares = _shares(module, compile_threads() if threads is None else threads)
   others = [_bytecode(module, share) for share in shares[1:]]
   for op in [op for share in shares[1:] for op in share]: op.erase()
   paths = [os.path.join(folder, f"kernels{i}.o") for i in range(len(shares))]
+  dumps = [os.path.join(dump, f"share{i}") if dump and len(shares) > 1 else dump for i in range(len(shares))]
   errors: list[str] = []
-  workers = [threading.Thread(target=_compile_bytecode, args=(share, path, errors)) for share, path in zip(others, paths[1:])]
+  workers = [threading.Thread(target=_compile_bytecode, args=(share, pipeline, path, where, errors))
+             for share, path, where in zip(others, paths[1:], dumps[1:])]
   for worker in workers: worker.start()
-  _compile(module, paths[0], errors)
+  _compile(module, pipeline, paths[0], dumps[0], errors)
   for worker in workers: worker.join()
   if errors: raise ObjectCodeError(errors[0])
   return paths
 
 
 def _is_kernel(op: ir.Operation) -> bool:
-  """A function with a body that other objects may call (external linkage): one share holds it, the others do not."""
+  """A function with a body that other objects may call (public): one share holds it, the others do not."""
   linkage = str(op.attributes["linkage"]) if "linkage" in op.attributes else "#llvm.linkage<external>"
-  return op.name == "llvm.func" and len(op.regions[0].blocks) > 0 and linkage == "#llvm.linkage<external>"
+  private = "sym_visibility" in op.attributes and ir.StringAttr(op.attributes["sym_visibility"]).value != "public"
+  return op.name in ("func.func", "llvm.func") and len(op.regions[0].blocks) > 0 and linkage == "#llvm.linkage<external>" and not private
 
 
 def _op_count(function: ir.Operation) -> int:
-  """The ops of an LLVM-dialect function (its blocks hold them all: control flow is branches by now)."""
-  return sum(len(block.operations) for block in function.regions[0].blocks)
+  count = 0
+  def visit(_: ir.Operation) -> ir.WalkResult:
+    nonlocal count
+    count += 1
+    return ir.WalkResult.ADVANCE
+  function.walk(visit)
+  return count
 
 
 def _shares(module: ir.Module, threads: int) -> list[list[ir.Operation]]:
@@ -95,17 +112,26 @@ def _bytecode(module: ir.Module, share: list[ir.Operation]) -> bytes:
   return stream.getvalue()
 
 
-def _compile_bytecode(bytecode: bytes, path: str, errors: list[str]) -> None:
-  with ir.Context(): _compile(ir.Module.parse(bytecode), path, errors)
+def _compile_bytecode(bytecode: bytes, pipeline: str, path: str, dump: str, errors: list[str]) -> None:
+  with ir.Context(): _compile(ir.Module.parse(bytecode), pipeline, path, dump, errors)
 
 
-def _compile(module: ir.Module, path: str, errors: list[str]) -> None:
-  """Have LLVM write the object file of `module` at `path` (an error appended to `errors` instead)."""
-  handle = _Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr"))
-  engine = _capi.mlirExecutionEngineCreate(handle, 3, 0, None, True, True)
+def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: list[str]) -> None:
+  """Lower `module` with `pipeline` and have LLVM write its object file at `path` (an error appended to `errors` instead)."""
+  passes = PassManager.parse(pipeline, context=module.context)
+  passes.enable_verifier(True)
+  if dump:
+    os.makedirs(dump, exist_ok=True)
+    passes.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump)
+  names = ", ".join(ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations if _is_kernel(op.operation))
+  operation = _Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
+  if not _capi.mlirPassManagerRunOnOp(_Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr")), operation).value:
+    errors.append(f"the lowering to LLVM failed on kernels {names} (PYTC_DUMP=dir keeps the IR after every pass)")
+    return
+  engine = _capi.mlirExecutionEngineCreate(_Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr")), 3, 0, None, True, True)
   if not engine.ptr:
-    errors.append("LLVM could not compile the kernels' LLVM-dialect IR for the host")
+    errors.append(f"LLVM could not compile kernels {names} for the host")
     return
   try: _capi.mlirExecutionEngineDumpToObjectFile(engine, _StringRef(name := path.encode(), len(name)))
   finally: _capi.mlirExecutionEngineDestroy(engine)
-  if not os.path.exists(path): errors.append(f"LLVM wrote no object file for the kernels at {path}")
+  if not os.path.exists(path): errors.append(f"LLVM wrote no object file for kernels {names} at {path}")

@@ -1,6 +1,6 @@
-"""The CPU compiler's object code in shares compiled on several threads: each kernel lands in exactly one object file,
-the declarations it calls are in all of them, the linked library computes what one object would, and LLVM's
-failures are typed errors."""
+"""The CPU compiler's object code in shares lowered and compiled on several threads: each kernel lands in exactly one
+object file, the declarations it calls are in all of them, the linked library computes what one object would, the
+lowering dumps its IR per share, and failures of the lowering or of LLVM are typed errors naming the kernels."""
 import ctypes
 import subprocess
 
@@ -11,6 +11,7 @@ from mlir import ir
 from pytc import Device, Tensor, realize
 from pytc.compiler import context
 from pytc.compilers import cpu
+from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.compilers.host_objects import ObjectCodeError, _shares, compile_threads, object_files
 from pytc.helpers import getenv
 
@@ -49,6 +50,7 @@ MODULE = """module {
 KERNELS
 }"""
 ROUNDS = (40, 3, 25, 3, 9, 60, 1)
+NO_LOWERING = "builtin.module(reconcile-unrealized-casts)"  # the kernels are in the LLVM dialect already
 
 
 def expected(n: int) -> int: return sum(range(ROUNDS[n])) + 1000 * n
@@ -57,7 +59,7 @@ def expected(n: int) -> int: return sum(range(ROUNDS[n])) + 1000 * n
 def build(tmp_path, threads: int) -> tuple[list[str], ctypes.CDLL]:
   with context():
     module = ir.Module.parse(MODULE.replace("KERNELS", "\n".join(kernel(n, r) for n, r in enumerate(ROUNDS))))
-    objects = object_files(module, str(tmp_path), threads)
+    objects = object_files(module, str(tmp_path), NO_LOWERING, threads)
   library = tmp_path / "kernels.so"
   subprocess.run(["cc", "-shared", "-o", str(library), *objects], check=True)
   return objects, ctypes.CDLL(str(library))
@@ -93,7 +95,37 @@ def test_shares_balance_the_op_counts_largest_first():
 def test_a_module_llvm_cannot_translate_is_a_typed_error(tmp_path):
   with context():
     module = ir.Module.parse("func.func @k(%x: i64) -> i64 { %y = arith.addi %x, %x : i64\n return %y : i64 }")
-    with pytest.raises(ObjectCodeError, match="LLVM could not compile"): object_files(module, str(tmp_path), 1)
+    with pytest.raises(ObjectCodeError, match="LLVM could not compile kernels k for the host"): object_files(module, str(tmp_path), NO_LOWERING, 1)
+
+
+def test_a_failing_lowering_is_a_typed_error_naming_the_kernels(tmp_path):
+  with context():
+    module = ir.Module.parse(MODULE.replace("KERNELS", "\n".join(kernel(n, r) for n, r in enumerate(ROUNDS[:3]))))
+    with pytest.raises(ObjectCodeError, match="the lowering to LLVM failed on kernels k0, k1, k2"):
+      object_files(module, str(tmp_path), "func.func(canonicalize)", 1)  # anchored on func.func: it cannot run on the module
+
+
+def test_kernel_functions_are_lowered_in_their_shares_with_the_ir_dumped_per_share(tmp_path):
+  """func-level kernels through the CPU compiler's LLVM lowering, each share in its own context; every share's passes dump."""
+  kernels = "\n".join(f"""func.func @scale{n}(%a: memref<8xf32>) {{
+    %c0 = arith.constant 0 : index
+    %v = memref.load %a[%c0] : memref<8xf32>
+    %k = arith.constant {n + 2}.0 : f32
+    %w = arith.mulf %v, %k : f32
+    memref.store %w, %a[%c0] : memref<8xf32>
+    return
+  }}""" for n in range(3))
+  with context():
+    objects = object_files(ir.Module.parse(kernels), str(tmp_path), LLVM_PIPELINE, 2, dump=str(tmp_path / "ir"))
+  library = tmp_path / "kernels.so"
+  subprocess.run(["cc", "-shared", "-o", str(library), *objects], check=True)
+  loaded = ctypes.CDLL(str(library))
+  for n in range(3):
+    data = (ctypes.c_float * 8)(*([1.5] * 8))
+    getattr(loaded, f"scale{n}")(data)
+    assert data[0] == 1.5 * (n + 2) and data[1] == 1.5
+  for share in ("share0", "share1"):
+    assert any("convert-func-to-llvm" in p.name for p in (tmp_path / "ir" / share).rglob("*.mlir"))
 
 
 def test_compile_threads_comes_from_the_environment(setenv):
@@ -111,8 +143,8 @@ def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(mon
   setenv(PYTC_COMPILE_THREADS=threads, PYTC_CACHE="0")
   monkeypatch.setattr(realize, "_schedules", {})
   compiled: list[int] = []
-  def counted(module, folder, threads=None):
-    compiled.append(len(objects := object_files(module, folder, threads)))
+  def counted(module, folder, pipeline, threads=None, dump=""):
+    compiled.append(len(objects := object_files(module, folder, pipeline, threads, dump)))
     return objects
   monkeypatch.setattr(cpu, "object_files", counted)
   rng = np.random.default_rng(int(threads))
