@@ -52,8 +52,8 @@ class CPUCompiler(Compiler):
     return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), **cores})  # the buffers, then [begin, end)
 
   def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
-    """LLVM's object code for the host (shares of the kernels lowered and compiled on several cores, see host_objects),
-    linked into a shared library in a private scratch folder."""
+    """LLVM's object code for the host, linked into a shared library in a private scratch folder. Shares of the kernels are
+    lowered and compiled on several cores (host_objects), each through a pass manager of its own rather than `run_pipeline`."""
     if (driver := shutil.which("cc") or shutil.which("gcc")) is None:
       raise LinkError("the CPU compiler links kernels with a C compiler driver, and neither cc nor gcc is on PATH")
     with tempfile.TemporaryDirectory() as scratch:

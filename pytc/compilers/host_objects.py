@@ -12,6 +12,7 @@ import ctypes
 import io
 import os
 import threading
+from collections.abc import Callable
 
 from mlir import _mlir_libs, ir
 from mlir.passmanager import PassManager
@@ -61,10 +62,10 @@ def object_files(module: ir.Module, folder: str, pipeline: str, threads: int | N
   paths = [os.path.join(folder, f"kernels{i}.o") for i in range(len(shares))]
   dumps = [os.path.join(dump, f"share{i}") if dump and len(shares) > 1 else dump for i in range(len(shares))]
   errors: list[str] = []
-  workers = [threading.Thread(target=_compile_bytecode, args=(share, pipeline, path, where, errors))
+  workers = [threading.Thread(target=_collecting, args=(errors, _compile_bytecode, share, pipeline, path, where))
              for share, path, where in zip(others, paths[1:], dumps[1:])]
   for worker in workers: worker.start()
-  _compile(module, pipeline, paths[0], dumps[0], errors)
+  _collecting(errors, _compile, module, pipeline, paths[0], dumps[0])
   for worker in workers: worker.join()
   if errors: raise ObjectCodeError(errors[0])
   return paths
@@ -112,7 +113,14 @@ def _bytecode(module: ir.Module, share: list[ir.Operation]) -> bytes:
   return stream.getvalue()
 
 
+def _collecting(errors: list[str], compile_share: Callable[..., None], *args) -> None:
+  """Run `compile_share(*args, errors)`, whatever it raises appended to `errors` (a thread's exception would be lost)."""
+  try: compile_share(*args, errors)
+  except Exception as error: errors.append(f"{type(error).__name__}: {str(error).strip()}")
+
+
 def _compile_bytecode(bytecode: bytes, pipeline: str, path: str, dump: str, errors: list[str]) -> None:
+  """A worker thread's share: parsed into a context of its own, then as `_compile`."""
   with ir.Context(): _compile(ir.Module.parse(bytecode), pipeline, path, dump, errors)
 
 

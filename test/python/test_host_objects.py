@@ -105,6 +105,13 @@ def test_a_failing_lowering_is_a_typed_error_naming_the_kernels(tmp_path):
       object_files(module, str(tmp_path), "func.func(canonicalize)", 1)  # anchored on func.func: it cannot run on the module
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_pipeline_that_does_not_parse_is_a_typed_error_from_every_thread(tmp_path, threads):
+  with context():
+    module = ir.Module.parse(MODULE.replace("KERNELS", "\n".join(kernel(n, r) for n, r in enumerate(ROUNDS[:3]))))
+    with pytest.raises(ObjectCodeError, match="no-such-pass"): object_files(module, str(tmp_path), "builtin.module(no-such-pass)", threads)
+
+
 def test_kernel_functions_are_lowered_in_their_shares_with_the_ir_dumped_per_share(tmp_path):
   """func-level kernels through the CPU compiler's LLVM lowering, each share in its own context; every share's passes dump."""
   kernels = "\n".join(f"""func.func @scale{n}(%a: memref<8xf32>) {{
