@@ -58,7 +58,13 @@ def host_cpu() -> Target:
   wide = "avx512f" in features
   return Target("cpu", f"{platform.machine()}-{platform.system()}".lower(), features, vector_lanes=16 if wide else 8,
                 vector_registers=32 if wide else 16, fma="fma" in features or "asimd" in features,
-                native_transcendentals=frozenset({"sqrt"}), cores=os.cpu_count() or 1)
+                native_transcendentals=frozenset({"sqrt"}), cores=usable_cores())
+
+
+def usable_cores() -> int:
+  """The cores this process may run on: its CPU affinity where the system has one (a container or `taskset` may allow
+  fewer than the machine has), else every core."""
+  return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 GPU_TARGETS = {

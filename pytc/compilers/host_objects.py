@@ -19,6 +19,7 @@ from mlir.passmanager import PassManager
 
 from pytc.dialects.uop import _capsule_pointer
 from pytc.helpers import getenv
+from pytc.runtime.target import usable_cores
 
 
 class ObjectCodeError(RuntimeError):
@@ -46,8 +47,8 @@ _capi.mlirExecutionEngineDestroy.argtypes = [_Handle]
 
 
 def compile_threads() -> int:
-  """How many shares a module may be compiled in at once: PYTC_COMPILE_THREADS (at least 1), else the cores."""
-  try: return max(1, getenv("PYTC_COMPILE_THREADS", os.cpu_count() or 1))
+  """How many shares a module may be compiled in at once: PYTC_COMPILE_THREADS (at least 1), else the cores it may use."""
+  try: return max(1, getenv("PYTC_COMPILE_THREADS", usable_cores()))
   except ValueError: raise ValueError(f"PYTC_COMPILE_THREADS is {os.environ['PYTC_COMPILE_THREADS']!r}, not a number of threads") from None
 
 

@@ -2,6 +2,7 @@
 object file, the declarations it calls are in all of them, the linked library computes what one object would, the
 lowering dumps its IR per share, and failures of the lowering or of LLVM are typed errors naming the kernels."""
 import ctypes
+import os
 import subprocess
 
 import numpy as np
@@ -14,6 +15,7 @@ from pytc.compilers import cpu
 from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.compilers.host_objects import ObjectCodeError, _shares, compile_threads, object_files
 from pytc.helpers import getenv
+from pytc.runtime.target import usable_cores
 
 pytestmark = pytest.mark.skipif(not Device.DEFAULT.startswith("CPU"), reason="the CPU compiler's object code")
 
@@ -133,6 +135,15 @@ def test_kernel_functions_are_lowered_in_their_shares_with_the_ir_dumped_per_sha
     assert data[0] == 1.5 * (n + 2) and data[1] == 1.5
   for share in ("share0", "share1"):
     assert any("convert-func-to-llvm" in p.name for p in (tmp_path / "ir" / share).rglob("*.mlir"))
+
+
+def test_without_the_setting_the_shares_are_the_cores_this_process_may_use(monkeypatch):
+  monkeypatch.delenv("PYTC_COMPILE_THREADS", raising=False)
+  getenv.cache_clear()
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)  # pinned to one core of many
+  assert usable_cores() == 1 and compile_threads() == 1
+  monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+  assert compile_threads() == 3
 
 
 def test_compile_threads_comes_from_the_environment(setenv):
