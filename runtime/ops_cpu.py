@@ -25,7 +25,7 @@ from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo,
 from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
 from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
-from pytc.runtime.target import host_cpu, usable_cores
+from pytc.runtime.target import host_cpu
 
 SIGNAL_PACKET = PACKETS[Op.SIGNAL]
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
@@ -313,7 +313,7 @@ class CPUDevice(Compiled):
     super().__init__(name, CPUAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", CPUProgram)
     self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
     self.changed = Changes()  # notified whenever the queue writes a signal, stops or is reset
-    self.cores = usable_cores()
+    self.cores = self.target.cores  # the cores this process may use (host_cpu)
     if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0: raise OSError("could not start the CPU worker threads")
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0

@@ -7,6 +7,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import flags
 from mlir import ir
 
 from pytc import Device, Tensor, realize
@@ -21,14 +22,9 @@ pytestmark = pytest.mark.skipif(not Device.DEFAULT.startswith("CPU"), reason="th
 
 
 @pytest.fixture
-def setenv(monkeypatch):
-  """Set pytc's environment flags (read through the cached getenv) for the rest of a test."""
-  def set_flags(**values: str) -> None:
-    for name, value in values.items(): monkeypatch.setenv(name, value)
-    getenv.cache_clear()
-  yield set_flags
-  monkeypatch.undo()
-  getenv.cache_clear()
+def compile_env(request, monkeypatch):
+  """PYTC_COMPILE_THREADS as the test's parameter sets it, and no disk cache: every realize compiles."""
+  yield from flags(monkeypatch, PYTC_COMPILE_THREADS=request.param, PYTC_CACHE="0")
 
 
 def kernel(n: int, rounds: int) -> str:
@@ -146,26 +142,27 @@ def test_without_the_setting_the_shares_are_the_cores_this_process_may_use(monke
   assert compile_threads() == 3
 
 
-def test_compile_threads_comes_from_the_environment(setenv):
-  setenv(PYTC_COMPILE_THREADS="3")
-  assert compile_threads() == 3
-  setenv(PYTC_COMPILE_THREADS="0")
-  assert compile_threads() == 1
-  setenv(PYTC_COMPILE_THREADS="many")
+@pytest.mark.parametrize("compile_env, shares", [("3", 3), ("0", 1)], indirect=["compile_env"])
+def test_compile_threads_comes_from_the_environment(compile_env, shares):
+  assert compile_threads() == shares
+
+
+@pytest.mark.parametrize("compile_env", ["many"], indirect=True)
+def test_compile_threads_that_are_not_a_number_are_a_clear_error(compile_env):
   with pytest.raises(ValueError, match="PYTC_COMPILE_THREADS is 'many'"): compile_threads()
 
 
-@pytest.mark.parametrize("threads", ["1", "4"])
-def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(monkeypatch, setenv, threads):
+@pytest.mark.parametrize("compile_env", ["1", "4"], indirect=True)
+def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(monkeypatch, compile_env):
   """Outputs of several distinct kernels (elementwise, reductions, a matmul) in one realize, its kernels compiled afresh."""
-  setenv(PYTC_COMPILE_THREADS=threads, PYTC_CACHE="0")
+  threads = int(os.environ["PYTC_COMPILE_THREADS"])
   monkeypatch.setattr(realize, "_schedules", {})
   compiled: list[int] = []
   def counted(module, folder, pipeline, threads=None, dump=""):
     compiled.append(len(objects := object_files(module, folder, pipeline, threads, dump)))
     return objects
   monkeypatch.setattr(cpu, "object_files", counted)
-  rng = np.random.default_rng(int(threads))
+  rng = np.random.default_rng(threads)
   a, b = rng.standard_normal((33, 17), dtype=np.float32), rng.standard_normal((17, 9), dtype=np.float32)
   x, w = Tensor(a), Tensor(b)
   outputs = [x.exp(), x.sum(0), x.max(1), x @ w, (x * 2 + 1).relu(), x.softmax(1), (x @ w).tanh().sum()]
@@ -173,4 +170,4 @@ def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(mon
   e = np.exp(a - a.max(1, keepdims=True))
   references = [np.exp(a), a.sum(0), a.max(1), a @ b, np.maximum(a * 2 + 1, 0), e / e.sum(1, keepdims=True), np.tanh(a @ b).sum()]
   for ours, reference in zip(outputs, references): np.testing.assert_allclose(ours.numpy(), reference, rtol=1e-5, atol=1e-5)
-  assert compiled == [int(threads)]  # one compile of at least 4 kernels, in as many shares as threads
+  assert compiled == [threads]  # one compile of at least 4 kernels, in as many shares as threads
