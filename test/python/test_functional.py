@@ -65,6 +65,14 @@ def test_convolution_with_few_input_channels_reads_a_padded_copy(channels, kerne
   np.testing.assert_array_equal(out.numpy(), np_conv2d(x, w, stride, dilation, padding, groups))
 
 
+@pytest.mark.parametrize("batch, hw", [(0, 20), (1, 1), (2, 2)])
+def test_few_channel_convolution_of_empty_and_tiny_images(batch, hw):
+  """An empty batch, and images smaller than the window (every tap but the centre in the padding), through the padded-copy path."""
+  x = rng.integers(-3, 4, (batch, 3, hw, hw)).astype(np.float32)
+  w = rng.integers(-2, 3, (16, 3, 7, 7)).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(x).conv2d(Tensor(w), padding=3).numpy(), np_conv2d(x, w, 1, 1, 3, 1))
+
+
 def test_conv2d_rejects_mismatched_channels():
   with pytest.raises(ValueError, match="channels do not match"): Tensor.ones(1, 3, 5, 5).conv2d(Tensor.ones(2, 4, 3, 3))
 
