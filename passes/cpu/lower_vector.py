@@ -22,6 +22,7 @@ non-temporal for outputs of STREAM_BYTES or more.
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
+from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import arith, math, memref, scf, vector
@@ -42,7 +43,7 @@ from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, s
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import pack_values, row_reducible, row_reductions, uniform_roots
+from pytc.passes.cpu.vectorize import pack_values, row_pack_values, row_reducible, row_reductions, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,8 @@ class VectorLowering(KernelLowering):
     self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
     self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
     self.row_cache: dict[ir.Value, ir.Value] = {}  # a value along j -> the row buffer a reduction left it in
+    self.row_packed: dict[ir.Value, tuple[ir.Value, list[ir.Value], ir.Value]] = {}  # value -> (panel, reduce ranges, block in group)
+    self.row = 0  # the current tile's row in its block along u
 
   def pack(self, value: ir.Value, reduction: uop.RangeReduceOp, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
@@ -141,6 +144,29 @@ class VectorLowering(KernelLowering):
     if transposable(value, ranges[-1], j) and range_size(ranges[-1]) % self.lanes == 0: self.loop_nest(ranges[:-1], copy_transposed)
     else: self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
+
+  def pack_rows(self, value: ir.Value, reduction: uop.RangeReduceOp, u: ir.Value, group_blocks: tuple[ir.Value, ir.Value], group: int,
+                rows: int, entry: ir.Block) -> None:
+    """Compute `value` over the reduction's ranges for the `rows` values of `u` in each of the `group` blocks from the
+    group's first into a panel [block, reduce ranges..., row] (allocated once per call): a tile then reads its block's
+    part in order, one broadcast per row and step, where the source steps across rows."""
+    ranges, (first, place) = list(reduction.ranges), group_blocks
+    shape = [group] + [range_size(r) for r in ranges] + [rows]
+    with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
+
+    def copy(positions: list[ir.Value]) -> None:  # along the group's rows for each reduce step: the source in order
+      loop = scf.ForOp(index_constant(0), index_constant(group), index_constant(1))
+      with ir.InsertionPoint(loop.body):
+        block = loop.induction_variable
+        start, lanes = block_start(arith.addi(first, block), rows, range_size(u)), self.lanes
+        self.lanes = rows  # a block's rows as one vector (a load where they are contiguous; LLVM's own choice scatters)
+        self.scopes.append({u: Strided(start, 1)})
+        vector.store(self.vector(self.emit(value)), panel, [block, *positions, index_constant(0)])
+        self.scopes.pop()
+        self.lanes = lanes
+        scf.YieldOp([])
+    self.loop_nest(ranges, copy)
+    self.row_packed[value] = (panel, ranges, place)
 
   def sum_row(self, reduction: uop.RangeReduceOp, cached: ir.Value, entry: ir.Block) -> None:
     """A float sum over one range `k` as long as the row, as vector code, whose body, the same computation as
@@ -224,6 +250,9 @@ class VectorLowering(KernelLowering):
     if (found := self.lookup(value)) is not None: return found
     if (row := self.row_cache.get(value)) is not None:
       with value.owner.location: return vector.load(self.vector_type(value.type), row, [self.lookup(self.aligned_j).base])
+    if (rows := self.row_packed.get(value)) is not None:
+      panel, ranges, block = rows
+      with value.owner.location: return memref.load(panel, [block] + [self.lookup(r) for r in ranges] + [index_constant(self.row)])
     if (packed := self.packed.get(value)) is not None:
       panel, ranges = packed
       with value.owner.location:
@@ -236,7 +265,7 @@ class VectorLowering(KernelLowering):
     op = value.owner
     if isinstance(op, uop.IndexOp): needed = list(op.indices) + ([op.valid] if op.valid is not None else []) + [op.src]
     else: needed = super().prerequisites(value)
-    return [v for v in needed if v not in self.row_cache and v not in self.packed]
+    return [v for v in needed if v not in self.row_cache and v not in self.packed and v not in self.row_packed]
 
   def emit_value(self, value: ir.Value) -> Lanes:
     op = value.owner
@@ -358,7 +387,7 @@ class VectorLowering(KernelLowering):
   def combine_tile(self, reduction: uop.RangeReduceOp, tile: Tile, acc: ir.Value) -> ir.Value:
     kind, element = reduce_kind(reduction), reduction.result.type
     self.scopes.append(dict(tile.scope))
-    self.column = tile.column
+    self.column, self.row = tile.column, tile.row
     fused = element in (ir.F32Type.get(), ir.F64Type.get())  # f16/bf16 fma would need a runtime library call
     if (factors := widened_product(reduction)) is not None:
       result = math.fma(*(self.vector(widen(self.emit(factor))) for factor in factors), acc)
@@ -432,13 +461,23 @@ def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
   return start if size % length == 0 else arith.minsi(start, index_constant(size - length))
 
 
+class Blocks(NamedTuple):
+  """The blocked loops of a tile: each output range's index (for `j` and `u`, where their block starts), the extent of the
+  outermost parallel range, the points before the loops over `j` and over the group of `u` (there, values shared by the
+  loop are computed; None: before the first inner loop), the point inside, and for `u` the first block of its group and
+  the block's place in the group."""
+  starts: dict[ir.Value, ir.Value]
+  extent: int
+  before: dict[ir.Value | None, ir.InsertionPoint]
+  inside: ir.InsertionPoint
+  group: tuple[ir.Value, ir.Value] | None = None
+
+
 def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
-               ) -> tuple[dict[ir.Value, ir.Value], int, dict[ir.Value | None, ir.InsertionPoint], ir.InsertionPoint]:
+               ) -> Blocks:
   """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
   `rows`), the outermost over `bounds`, inside it the blocks of `j`, inside those the blocks of `u` in the group.
-  With `j` the only range, the parallel loop runs over its blocks. Returns each range's index (for `j` and `u`, where their block starts), the
-  extent of the outermost range, the points before the loops over `j` and over the group of `u` (there, values
-  shared by the loop are computed; None: before the first inner loop) and the point inside."""
+  With `j` the only range, the parallel loop runs over its blocks."""
   if j is not loops[-1]: return tile_loops_along(loops, bounds, j, u, width, rows)
   outer = [r for r in loops if r is not j] or [j]
   sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
@@ -452,22 +491,25 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
   with point:
     if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
+    first = arith.muli(starts[u], index_constant(group)) if u is not None else None  # the group's first block of u
   inner = ([(j, -(-range_size(j) // width))] if j not in starts else []) + ([(u, group)] if u is not None else [])
+  group_blocks = None
   for r, count in inner:
     with point:
       loop = scf.ForOp(zero, index_constant(count), one)
+      if r is u: group_blocks = (first, loop.induction_variable)
     before[r] = ir.InsertionPoint(loop.operation)
     if r is inner[0][0]: before[None] = before[r]
     with ir.InsertionPoint(loop.body):
-      block = loop.induction_variable if r is j else arith.addi(arith.muli(starts[r], index_constant(group)), loop.induction_variable)
+      block = loop.induction_variable if r is j else arith.addi(group_blocks[0], loop.induction_variable)
       starts[r] = block_start(block, width if r is j else rows, range_size(r))
       scf.YieldOp([])
     point = ir.InsertionPoint.at_block_terminator(loop.body)
-  return starts, sizes[0], before, point
+  return Blocks(starts, sizes[0], before, point, group_blocks)
 
 
 def tile_loops_along(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int
-                     ) -> tuple[dict[ir.Value, ir.Value], int, dict[ir.Value | None, ir.InsertionPoint], ir.InsertionPoint]:
+                     ) -> Blocks:
   """The blocked loops of a kernel vectorized along an output range `j` other than its innermost: a parallel loop over
   the blocks of `j` over `bounds`, inside it loops over the other output ranges (`u` by blocks of `rows`), so that
   a panel packed before them serves every output of the block. Returns what tile_loops does."""
@@ -485,7 +527,7 @@ def tile_loops_along(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j
       starts[r] = block_start(loop.induction_variable, rows, range_size(r)) if r is u else loop.induction_variable
       scf.YieldOp([])
     point = ir.InsertionPoint.at_block_terminator(loop.body)
-  return starts, -(-range_size(j) // width), {None: first, u: first}, point
+  return Blocks(starts, -(-range_size(j) // width), {None: first, u: first}, point)
 
 
 def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value],
@@ -499,7 +541,8 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   stream = tile.get("stream", 0) == 1
   j, u = tile_ranges(tile, loops)
   width = lanes * vectors
-  starts, extent, before, point = tile_loops(loops, bounds, j, u, width, rows, group)
+  blocks = tile_loops(loops, bounds, j, u, width, rows, group)
+  starts, extent, before, point = blocks.starts, blocks.extent, blocks.before, blocks.inside
   reductions = [] if stream else top_level_reductions(stored.value)
   if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
@@ -513,6 +556,10 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
     with before[u]:
       for reduction in reductions:
         for value in pack_values(reduction, j, u): lowering.pack(value, reduction, j, starts[j], width, entry)
+    if u is not None and blocks.group is not None and (row_values := row_pack_values(reductions, j, u, unroll)):
+      with before[j]:
+        for reduction, values in row_values.items():
+          for value in values: lowering.pack_rows(value, reduction, u, blocks.group, group, rows, entry)
   with point:
     tiles = []
     for row in range(rows):
@@ -588,7 +635,8 @@ def lower_across_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   output (a logsumexp's log, a mean's scale) is then vector code over the block, stored as a vector where the output runs
   along `j`. Returns the extent of the outermost parallel range."""
   j, lanes = loops[-1], lowering.lanes
-  starts, extent, _, point = tile_loops(loops, bounds, j, None, lanes, 1, 1)
+  blocks = tile_loops(loops, bounds, j, None, lanes, 1, 1)
+  starts, extent, point = blocks.starts, blocks.extent, blocks.inside
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j})
   lowering.aligned_j = j
   outputs = set(loops)  # the reductions of each output (a logsumexp's max too, nested in its sum), each after those it uses

@@ -48,7 +48,7 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
-from pytc.passes.codegen.scalar import is_float
+from pytc.passes.codegen.scalar import is_float, width
 from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
 from pytc.passes.common.uops import reduce_kind
@@ -92,6 +92,26 @@ def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
 
 def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
   return width * 4 * prod(range_size(r) for r in reduction.ranges)
+
+
+def steps_across_rows(read: uop.IndexOp, k: ir.Value) -> bool:
+  """Whether the read moves with `k` in an index other than its last: each step of `k` lands on another row (the A[k, i]
+  of A.T @ B)."""
+  *outer, last = read.indices
+  return any(uses_any(i, {k}) for i in outer) and not uses_any(last, {k})
+
+
+def row_pack_values(reductions: list[uop.RangeReduceOp], j: ir.Value, u: ir.Value, unroll: int) -> dict[uop.RangeReduceOp, list[ir.Value]]:
+  """Per reduction, the float values along `u` (not along `j`) read across rows as the innermost reduce range steps: with
+  `pack`, they are copied once per group into a panel that each block of `u` reads in order. None with `unroll` or
+  reductions computed per tile row (their work along `u` is emitted elsewhere)."""
+  if unroll or row_reductions(reductions): return {}
+  found = {}
+  for reduction in reductions:
+    k = reduction.ranges[-1]
+    values = [v for v in pack_values(reduction, u, j) if any(isinstance(op, uop.IndexOp) and steps_across_rows(op, k) for op in computation(v))]
+    if values: found[reduction] = values
+  return found
 
 
 def row_reductions(reductions: list[uop.RangeReduceOp]) -> list[uop.RangeReduceOp]:
@@ -226,6 +246,9 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if along and rows < range_size(candidates[-1]): rows = min(rows, along_rows)  # unless one block holds the whole range
   blocks = -(-range_size(candidates[-1]) // rows)
   slices = min(2 * cores, blocks) if cores > 1 and candidates[-1] is loops[0] else 1  # groups of the outermost range: work for every core
+  if pack and not along and (row_values := row_pack_values(reductions, j, candidates[-1], unroll)):  # the panel of a group's rows fits
+    per_block = max(panel_bytes(r, rows) // 4 * width(v.type) // 8 for r, values in row_values.items() for v in values)
+    group = max(1, min(group, PACK_BYTES // per_block))
   group = 1 if along else max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)
   upcast = ir.IntegerAttr(candidates[-1].owner.id).value
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll, **along}

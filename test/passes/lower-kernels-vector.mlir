@@ -235,6 +235,39 @@ func.func @matmul_transposed(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %w: m
 
 // -----
 
+// a.T @ b: a[k, i] steps across a's rows as k moves. Before the loop over blocks of j, the rows of the group's 2 blocks
+// are copied into a panel (block x k x 4 rows), a vector of 4 consecutive i per block and step; the tiles of a block
+// then read their broadcast values from its part of the panel, in order.
+// CHECK-LABEL: func.func @matmul_rows_across(
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<8x16xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}
+// CHECK: %[[ROWS:.*]] = memref.alloca() : memref<2x4x4xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[KP:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: scf.for %[[COPIED:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[SEGMENT:.*]] = vector.load %[[A]][%[[KP]], %{{.*}}] : memref<4x8xf32>, vector<4xf32>
+// CHECK-NEXT: vector.store %[[SEGMENT]], %[[ROWS]][%[[COPIED]], %[[KP]], %c0] : memref<2x4x4xf32>, vector<4xf32>
+// CHECK: scf.for %[[BLOCK:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NEXT: %[[A0:.*]] = memref.load %[[ROWS]][%[[BLOCK]], %[[K]], %c0] : memref<2x4x4xf32>
+// CHECK-NEXT: vector.broadcast %[[A0]] : f32 to vector<8xf32>
+// CHECK-NOT: memref.load %[[A]]
+// CHECK: memref.load %[[ROWS]][%[[BLOCK]], %[[K]], %c3] : memref<2x4x4xf32>
+// CHECK: scf.yield
+func.func @matmul_rows_across(%out: memref<8x16xf32>, %a: memref<4x8xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%k, %i] : memref<4x8xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
+  return
+}
+
+// -----
+
 // A convolution marked for vectors along its output channels (`along`, range id 0), which is not its innermost range:
 // the parallel loop runs over blocks of 16 channels (pytc.extent 1), the weights of a block are packed once into a
 // panel (input channels x window x 16 lanes), then loops over the output rows and blocks of 4 columns (5 columns: the

@@ -462,3 +462,23 @@ func.func @scalar_matmul(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref
   %e = uop.end %w over(%i, %j) : memref<8x16xf32>
   return
 }
+
+// -----
+
+// a.T @ b: a[k, i] steps across a's rows as k moves, so besides b's panel each group of row blocks copies its rows of
+// a into a panel (group x k x rows) that the tiles read in order. That panel stays within 1 MiB: 16384 steps of 4 rows
+// take 256 KiB per block, so a group holds 4 blocks (16 without it).
+// CHECK-LABEL: func.func @matmul_rows_across(
+// CHECK-SAME: pytc.vector = {group = 4 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+func.func @matmul_rows_across(%out: memref<256x16xf32>, %a: memref<16384x256xf32>, %b: memref<16384x16xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 256 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 16384 id 2
+  %x = uop.index %a[%k, %i] : memref<16384x256xf32>
+  %y = uop.index %b[%k, %j] : memref<16384x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<256x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<256x16xf32>
+  return
+}

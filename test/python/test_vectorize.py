@@ -174,6 +174,34 @@ def test_transposed_half_weight_tiles_read_every_element() -> None:
   np.testing.assert_allclose((Tensor(x) @ Tensor(w).T).numpy().astype(np.float32), x.astype(np.float32) @ w.astype(np.float32).T, rtol=2e-2, atol=0.1)
 
 
+ROW_PANEL = re.compile(r"memref\.alloca\(\) : memref<\d+x(\d+)x\d+x(f\d+)>")  # a group's rows: block x reduce steps x rows
+
+
+@pytest.mark.parametrize("batch,m,k,n", [((), 256, 40, 48), ((), 300, 17, 70), ((), 264, 3000, 33), ((2,), 260, 20, 40)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_read_across_are_packed_per_group(batch: tuple[int, ...], m: int, k: int, n: int, dtype) -> None:
+  """a.T @ b reads a[k, i], a new row of a at every step of k: each group of row blocks copies its rows into a panel
+  first. Every element of a distinct and small integers throughout, so a misplaced row or step changes the exact result;
+  partial blocks of rows and of columns (300, 70, 33) move back over their neighbours."""
+  a = (((np.arange(np.prod((*batch, k, m))) * 37) % 101) - 50).reshape(*batch, k, m).astype(dtype)
+  b = rng.integers(-3, 4, (*batch, k, n)).astype(dtype)
+  out = Tensor(a).transpose(-1, -2) @ Tensor(b)
+  assert [(int(steps), element) for steps, element in ROW_PANEL.findall(kernel_ir(out))] == [(k, "f32" if dtype == np.float32 else "f64")]
+  np.testing.assert_array_equal(out.numpy(), np.swapaxes(a, -1, -2).astype(np.int64) @ b.astype(np.int64))
+
+
+def test_rows_read_across_through_padding_and_in_order_without_panel() -> None:
+  """A padded a.T (gated reads across rows) goes through the row panel with its zeros; a @ b reads a's rows along k in
+  order: no row panel."""
+  a, b = rng.integers(-4, 5, (30, 290)).astype(np.float32), rng.integers(-4, 5, (35, 64)).astype(np.float32)
+  padded = Tensor(a).pad(((3, 2), (0, 0))).T @ Tensor(b)
+  assert len(ROW_PANEL.findall(kernel_ir(padded))) == 1
+  np.testing.assert_array_equal(padded.numpy(), np.pad(a, ((3, 2), (0, 0))).T @ b)
+  plain = Tensor(a.T.copy()) @ Tensor(b[:30])
+  assert not ROW_PANEL.findall(kernel_ir(plain))
+  np.testing.assert_array_equal(plain.numpy(), a.T @ b[:30])
+
+
 @pytest.mark.parametrize("keys", [64, 20])
 def test_softmax_fused_into_matmul_is_vectorized_along_the_reduction(keys: int) -> None:
   q, k, v = (rng.standard_normal((2, n, 16)).astype(np.float32) for n in (24, keys, keys))
