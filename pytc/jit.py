@@ -70,7 +70,10 @@ def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
 
 def _same_nodes(args: tuple, nodes: list[LazyOp] | None) -> bool:
   """Whether the arguments are Tensors whose nodes are `nodes`, in order: the last replay's inputs, unchanged."""
-  return nodes is not None and len(args) == len(nodes) and all(isinstance(a, Tensor) and a.lazydata is node for a, node in zip(args, nodes))
+  if nodes is None or len(args) != len(nodes): return False
+  for arg, node in zip(args, nodes):
+    if not isinstance(arg, Tensor) or arg.lazydata is not node: return False
+  return True
 
 
 def _describe(info: tuple) -> str:

@@ -265,12 +265,12 @@ class CPUQueue:
   def _run_packets(self, command_buffer: bytes, waits: bool) -> None:
     """Execute every packet, waking the host's waiters after each SIGNAL; QueueStop at one that fails (a WAIT after
     PYTC_WAIT_TIMEOUT seconds)."""
-    offset, timeout = self._offset, getenv("PYTC_WAIT_TIMEOUT", 30.0) if waits else 0.0
+    offset, timeout, changed = self._offset, int(getenv("PYTC_WAIT_TIMEOUT", 30.0) * 1e9) if waits else 0, self.device.changed
     offset.value = 0
-    while (status := native.pytc_queue_run(command_buffer, len(command_buffer), offset, int(timeout * 1e9))) == SIGNALED:
-      self.device.changed.notify_waiters()
+    while (status := native.pytc_queue_run(command_buffer, len(command_buffer), offset, timeout)) == SIGNALED:
+      if changed.waiting: changed.notify_waiters()
       if offset.value >= len(command_buffer): return
-    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout)
+    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout * 1e-9)
 
 
 class QueueStop(Exception):
@@ -344,6 +344,8 @@ class CPUDevice(Compiled):
     """Wait until the queue ran everything submitted. DeviceError when it stopped, or when a reset dropped work this thread
     submitted before this call."""
     submitted = self._unsynchronized.__dict__
+    if self.error is None and self.timeline.value >= self.timeline_value and (not submitted or (len(submitted) == 1 and self.epoch in submitted)):
+      return submitted.clear()  # all of it done, none dropped
     epochs = list(submitted.items())
     submitted.clear()
     self.timeline.wait(self.timeline_value, timeout)
