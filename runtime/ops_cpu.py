@@ -1,8 +1,8 @@
 """The CPU device: host memory, kernels compiled into shared libraries (pytc.compilers.cpu), and a compute queue whose
 worker thread executes HCQ command buffers, so the host keeps running while kernels execute (a buffer that finds the
-queue idle and waits on no signal runs at once on the submitting thread). A launch whose buffers pass PYTC_SPLIT_BYTES
-is split into slices of its outermost parallel range, run on all cores (the slice bounds are a CPU kernel's last two
-arguments)."""
+queue idle and waits on no signal runs at once on the submitting thread). A launch whose buffers pass PYTC_SPLIT_BYTES,
+or whose steps (outputs times reduction steps) pass PYTC_SPLIT_WORK, is split into slices of its outermost parallel
+range, run on all cores (the slice bounds are a CPU kernel's last two arguments)."""
 from __future__ import annotations
 
 import _ctypes
@@ -125,13 +125,15 @@ class CPUKernel(Kernel):
   """A kernel's packed entry `void(void **args)`: its buffers, then the [begin, end) of its outermost parallel range."""
   def __init__(self, device: CPUDevice, info: KernelInfo, entry: int):
     self.device, self.name, self.entry, self.extent = device, info.name, entry, info.sizes["extent"]
-    self.cores = info.sizes.get("cores")  # chosen by a kernel search; else by the bytes it touches
+    self.cores = info.sizes.get("cores")  # chosen by a kernel search; else by the bytes it touches and the steps it takes
+    self.work = info.sizes.get("work", 0)
 
   def args(self, buffers: list[CPUBuffer]) -> Kernargs:
     """Arguments over the whole range, split across the cores its search chose, else across all cores once the buffers pass
-    PYTC_SPLIT_BYTES (default 256 KiB)."""
-    if self.cores is not None: cores = self.cores
-    else: cores = 1 if sum(b.nbytes for b in buffers) < getenv("PYTC_SPLIT_BYTES", 1 << 18) else self.device.cores
+    PYTC_SPLIT_BYTES (default 256 KiB) or its steps PYTC_SPLIT_WORK (default 128K, as long as the default bytes take to
+    stream: a 64x64 matmul's 262K multiply-adds take ~9 us on one core, 2/3 of that on two)."""
+    big = sum(b.nbytes for b in buffers) >= getenv("PYTC_SPLIT_BYTES", 1 << 18) or self.work >= getenv("PYTC_SPLIT_WORK", 1 << 17)
+    cores = self.cores if self.cores is not None else self.device.cores if big else 1
     slices = max(1, min(cores, self.device.cores, self.extent))
     return Kernargs([b.address for b in buffers] + [0, self.extent], slices)
 

@@ -237,6 +237,10 @@ IN_PLACE = declare(Attribute(
 EXTENT = declare(Attribute(
   "pytc.extent", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
   "the full size of a lowered kernel's outermost parallel range, [begin, end) of which a launch runs", _kernel, "kernels"))
+WORK = declare(Attribute(
+  "pytc.work", FUNC, I64(Within(0)), ("pytc-lower-kernels",), ("pytc/compiler.py",),
+  "the steps a launch of the whole kernel takes: its outputs times the steps of its reductions (the CPU runtime splits a launch "
+  "of many across cores however few bytes it touches)", _kernel, "kernels"))
 GPU = declare(Attribute(
   "pytc.gpu", GPU_FUNC, IntDict({"local": Within(1, 1024, power_of_two=True), "grid": Within(0), "outputs": Within(1), "total": Within(0)},
                                 {"group": Within(1), "tile": Within(1), "vector": Within(2)}),

@@ -10,14 +10,16 @@ Reductions that vary only with outer ranges (a row's max, fused by pytc-fuse) ar
 between the outer and the inner parallel loops. The body is scalar loops (kernel_lowering.py), or vector code for a
 kernel marked `pytc.vector` (lower_vector.py), whose outermost range then counts blocks.
 """
+from math import prod
+
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
-from pytc.passes.common.analysis import read_where_written
-from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
+from pytc.passes.common.analysis import read_where_written, top_level_reductions
+from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, WORK, LoopOrder
 from pytc.passes.cpu.lower_vector import VectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
 
 
@@ -66,6 +68,12 @@ def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: uo
   return extent
 
 
+def steps(stored: uop.StoreOp, loops: list[ir.Value]) -> int:
+  """The kernel's outputs times the steps of the reductions each computes (those nested in another counted once)."""
+  reductions = [] if isinstance(stored.value, ir.BlockArgument) else top_level_reductions(stored.value)
+  return prod(range_size(r) for r in loops) * max(1, sum(prod(range_size(r) for r in reduction.ranges) for reduction in reductions))
+
+
 def lower_kernel(kernel: func.FuncOp) -> None:
   ends = [op for op in kernel.entry_block.operations if isinstance(op, uop.EndOp)]
   if len(ends) != 1: raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one {uop.EndOp.OPERATION_NAME}")
@@ -93,6 +101,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   may_alias = aliased | ({0} if aliased else set())
   lowered.arg_attrs = ir.ArrayAttr.get([plain if k in may_alias else noalias for k in range(len(params))] + [plain] * len(slice_types))
   EXTENT.set(lowered, extent)
+  WORK.set(lowered, steps(stored, loops))
   kernel.operation.erase()
 
 

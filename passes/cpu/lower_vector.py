@@ -145,17 +145,17 @@ class VectorLowering(KernelLowering):
     else: self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
 
-  def pack_rows(self, value: ir.Value, reduction: uop.RangeReduceOp, u: ir.Value, group_blocks: tuple[ir.Value, ir.Value], group: int,
+  def pack_rows(self, value: ir.Value, reduction: uop.RangeReduceOp, u: ir.Value, group_blocks: tuple[ir.Value, ir.Value, ir.Value], group: int,
                 rows: int, entry: ir.Block) -> None:
     """Compute `value` over the reduction's ranges for the `rows` values of `u` in each of the `group` blocks from the
     group's first into a panel [block, reduce ranges..., row] (allocated once per call): a tile then reads its block's
     part in order, one broadcast per row and step, where the source steps across rows."""
-    ranges, (first, place) = list(reduction.ranges), group_blocks
+    ranges, (first, place, count) = list(reduction.ranges), group_blocks
     shape = [group] + [range_size(r) for r in ranges] + [rows]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
     def copy(positions: list[ir.Value]) -> None:  # along the group's rows for each reduce step: the source in order
-      loop = scf.ForOp(index_constant(0), index_constant(group), index_constant(1))
+      loop = scf.ForOp(index_constant(0), count, index_constant(1))
       with ir.InsertionPoint(loop.body):
         block = loop.induction_variable
         start, lanes = block_start(arith.addi(first, block), rows, range_size(u)), self.lanes
@@ -464,13 +464,13 @@ def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
 class Blocks(NamedTuple):
   """The blocked loops of a tile: each output range's index (for `j` and `u`, where their block starts), the extent of the
   outermost parallel range, the points before the loops over `j` and over the group of `u` (there, values shared by the
-  loop are computed; None: before the first inner loop), the point inside, and for `u` the first block of its group and
-  the block's place in the group."""
+  loop are computed; None: before the first inner loop), the point inside, and for `u` the first block of its group,
+  the block's place in the group and how many blocks the group has."""
   starts: dict[ir.Value, ir.Value]
   extent: int
   before: dict[ir.Value | None, ir.InsertionPoint]
   inside: ir.InsertionPoint
-  group: tuple[ir.Value, ir.Value] | None = None
+  group: tuple[ir.Value, ir.Value, ir.Value] | None = None
 
 
 def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
@@ -480,7 +480,8 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   With `j` the only range, the parallel loop runs over its blocks."""
   if j is not loops[-1]: return tile_loops_along(loops, bounds, j, u, width, rows)
   outer = [r for r in loops if r is not j] or [j]
-  sizes = [-(-range_size(r) // width) if r is j else -(-range_size(r) // rows) // group if r is u else range_size(r) for r in outer]
+  blocks = -(-range_size(u) // rows) if u is not None else 0
+  sizes = [-(-range_size(r) // width) if r is j else -(-blocks // group) if r is u else range_size(r) for r in outer]
   begin, end = bounds
   zero, one, index = index_constant(0), index_constant(1), ir.IndexType.get()
   parallel = scf.ParallelOp([], [begin] + [zero] * (len(outer) - 1), [end] + [index_constant(n) for n in sizes[1:]], [one] * len(outer), [])
@@ -491,13 +492,16 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
   with point:
     if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
-    first = arith.muli(starts[u], index_constant(group)) if u is not None else None  # the group's first block of u
-  inner = ([(j, -(-range_size(j) // width))] if j not in starts else []) + ([(u, group)] if u is not None else [])
+    inner = [(j, index_constant(-(-range_size(j) // width)))] if j not in starts else []
+    if u is not None:  # the group's first block of u, and how many it has (the last group of a partial count: fewer)
+      first = arith.muli(starts[u], index_constant(group))
+      count = index_constant(group) if blocks % group == 0 else arith.minsi(index_constant(group), arith.subi(index_constant(blocks), first))
+      inner.append((u, count))
   group_blocks = None
-  for r, count in inner:
+  for r, extent in inner:
     with point:
-      loop = scf.ForOp(zero, index_constant(count), one)
-      if r is u: group_blocks = (first, loop.induction_variable)
+      loop = scf.ForOp(zero, extent, one)
+      if r is u: group_blocks = (first, loop.induction_variable, count)
     before[r] = ir.InsertionPoint(loop.operation)
     if r is inner[0][0]: before[None] = before[r]
     with ir.InsertionPoint(loop.body):

@@ -63,6 +63,9 @@ PACK_MIN_ROWS = 256
 # an `across` kernel takes blocks of rows when its reductions nest (their chains interleave across the rows) or the rest of
 # its output weighs this much (a transcendental, computed as vectors): a plain sum or mean gains nothing (1M rows of 16: 0.9x)
 BLOCK_WEIGHT = 4
+# a group of row blocks costs about this many blocks' work besides its blocks (it packs its panel and passes over j once): so
+# 125 blocks on 2 cores go in 4 groups of up to 32 (64 + 61 blocks), not 5 of 25 (75 + 50)
+GROUP_COST = 1
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
@@ -205,6 +208,21 @@ def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int]
   return {"lanes": lanes, "vectors": 1, "rows": lanes if blocked else 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "across": 1}
 
 
+def busiest_core(blocks: int, group: int, cores: int) -> int:
+  """The work of the busiest of `cores` cores when the runtime hands each a consecutive share of the groups of `group`
+  blocks (the last group holds what is left): its blocks, plus GROUP_COST blocks per group it starts."""
+  groups = -(-blocks // group)
+  starts = [groups * i // cores for i in range(cores + 1)]
+  return max(min(end * group, blocks) - min(start * group, blocks) + (end - start) * GROUP_COST for start, end in zip(starts, starts[1:]))
+
+
+def group_size(blocks: int, most: int, cores: int, slices: int) -> int:
+  """How many blocks of `u` share one pass over `j` (up to `most`, leaving at least `slices` groups): the size that leaves
+  the busiest core least work, the larger of equals."""
+  sizes = [g for g in range(1, min(most, blocks) + 1) if -(-blocks // g) >= slices] or [1]
+  return min(sizes, key=lambda g: (busiest_core(blocks, g, cores), -g))
+
+
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
                 prefer_vector: bool = False, *, along_rows: int) -> dict[str, int] | None:
   end = kernel_end(kernel)
@@ -249,7 +267,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if pack and not along and (row_values := row_pack_values(reductions, j, candidates[-1], unroll)):  # the panel of a group's rows fits
     per_block = max(panel_bytes(r, rows) // 4 * width(v.type) // 8 for r, values in row_values.items() for v in values)
     group = max(1, min(group, PACK_BYTES // per_block))
-  group = 1 if along else max(g for g in range(1, group + 1) if blocks % g == 0 and blocks // g >= slices)
+  group = 1 if along else group_size(blocks, group, min(cores, slices), slices)
   upcast = ir.IntegerAttr(candidates[-1].owner.id).value
   return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll, **along}
 

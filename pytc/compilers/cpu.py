@@ -14,7 +14,7 @@ from mlir import ir
 from pytc.compilers import Compiler, signature
 from pytc.compilers.host_objects import object_files
 from pytc.helpers import dump_folder
-from pytc.passes.common.attributes import EXTENT, TUNE
+from pytc.passes.common.attributes import EXTENT, TUNE, WORK
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
 from pytc.runtime.target import Target
@@ -49,7 +49,7 @@ class CPUCompiler(Compiler):
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     name, arguments = signature(function)
     cores = {"cores": tune["cores"]} if "cores" in (tune := TUNE.get(function, {})) else {}
-    return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), **cores})  # the buffers, then [begin, end)
+    return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), "work": WORK.get(function, 0), **cores})  # the buffers, then [begin, end)
 
   def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
     """LLVM's object code for the host, linked into a shared library in a private scratch folder. Shares of the kernels are

@@ -1,7 +1,16 @@
-"""Launches split across the CPU queue's threads compute the same results (every launch is split here)."""
+"""Launches split across the CPU queue's threads compute the same results (the first test splits every launch), and which
+launches split."""
 import os
 import subprocess
 import sys
+
+import numpy as np
+import pytest
+from conftest import flags
+
+from pytc import Device, Tensor
+from pytc.compiler import compile_kernels
+from pytc.realize import schedule
 
 PROGRAM = """
 import numpy as np
@@ -43,3 +52,29 @@ def test_split_launches_match_numpy(tmp_path):
   out = subprocess.run([sys.executable, "-c", PROGRAM], env=env, cwd=tmp_path, capture_output=True, text=True)
   assert out.returncode == 0, out.stderr[-2000:]
   assert out.stdout.strip() == "ok"
+
+
+
+def launch_slices(t: Tensor) -> list[tuple[int, int, int]]:
+  """Per kernel of `t`'s schedule: its steps, the extent of its outermost parallel range and how many slices a launch of
+  it over fresh buffers runs in."""
+  device = Device["CPU"]
+  kernels = compile_kernels(schedule([t.lazydata])[0], device).program.kernels.values()
+  return [(k.work, k.extent, k.args([device.allocator.alloc(4) for _ in range(3)]).global_size[0]) for k in kernels]
+
+
+@pytest.fixture(params=["", "1000000000"])
+def split_work(request, monkeypatch):
+  """PYTC_SPLIT_WORK unset (the default), or more steps than any kernel here takes."""
+  yield from flags(monkeypatch, **({"PYTC_SPLIT_WORK": request.param} if request.param else {}))
+
+
+def test_launches_of_many_steps_split_however_few_bytes(split_work):
+  """A 64x64x64 matmul touches 48 KiB but takes 262144 multiply-adds: it runs on every core unless PYTC_SPLIT_WORK asks
+  for more steps, where 1K additions run on one; the results stay NumPy's."""
+  a, b = np.random.default_rng(1).standard_normal((2, 64, 64)).astype(np.float32)
+  matmul, added = Tensor(a) @ Tensor(b), Tensor(a).reshape(-1)[:1024] + 1
+  [(work, extent, slices)] = launch_slices(matmul)
+  assert work == 64 ** 3 and slices == (1 if os.environ.get("PYTC_SPLIT_WORK") else min(Device["CPU"].cores, extent))
+  assert [(work, slices) for work, _, slices in launch_slices(added)] == [(1024, 1)]
+  np.testing.assert_allclose(matmul.numpy(), a @ b, rtol=1e-4, atol=1e-4)
