@@ -268,6 +268,31 @@ func.func @matmul_rows_across(%out: memref<8x16xf32>, %a: memref<4x8xf32>, %b: m
 
 // -----
 
+// 12 rows are 3 blocks of 4: in groups of 2 (pytc.extent 2), the last group holds the one block left, so the loop over a
+// group's blocks runs to min(2, 3 - its first block). pytc.work counts the kernel's steps: 12 x 16 outputs x 4.
+// CHECK-LABEL: func.func @matmul_partial_group(
+// CHECK-SAME: pytc.extent = 2 : i64, pytc.kernel, pytc.work = 768 : i64
+// CHECK: scf.parallel (%[[GROUP:.*]]) =
+// CHECK-NEXT: %[[FIRST:.*]] = arith.muli %[[GROUP]], %c2 : index
+// CHECK-NEXT: %[[LEFT:.*]] = arith.subi %c3, %[[FIRST]] : index
+// CHECK-NEXT: %[[COUNT:.*]] = arith.minsi %[[LEFT]], %c2 : index
+// CHECK: scf.for %[[BLOCK:.*]] = %c0 to %[[COUNT]] step %c1 {
+// CHECK-NEXT: arith.addi %[[FIRST]], %[[BLOCK]] : index
+func.func @matmul_partial_group(%out: memref<12x16xf32>, %a: memref<12x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 12 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<12x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<12x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<12x16xf32>
+  return
+}
+
+// -----
+
 // A convolution marked for vectors along its output channels (`along`, range id 0), which is not its innermost range:
 // the parallel loop runs over blocks of 16 channels (pytc.extent 1), the weights of a block are packed once into a
 // panel (input channels x window x 16 lanes), then loops over the output rows and blocks of 4 columns (5 columns: the

@@ -3,9 +3,10 @@
 // A max reduction: scf.parallel over the store's loop range, its outermost range over the CPU slice [begin, end)
 // (the last two arguments), an scf.for over the reduce range carrying the accumulator from -inf, a NaN-ignoring
 // maximumf to combine beside a NaN-seen flag (a seen NaN is the result); the kernel body is exactly that loop nest.
-// The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph keeps its launches.
+// pytc.work counts its 4 outputs x 8 steps. The elementwise kernel is a 2-d scf.parallel with no loop inside. The graph
+// keeps its launches.
 // CHECK-LABEL: func.func @row_max(
-// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
+// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel, pytc.work = 32 : i64}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
@@ -27,7 +28,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @sub_max(
-// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, {{.*}}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: uop.
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
 // CHECK-NOT: scf.for
@@ -134,7 +135,7 @@ func.func @imax(%out: memref<1xi32>, %x: memref<8xi32>) attributes {pytc.kernel}
 // Unsigned buffers become signless: ui8 is i8 in the kernel, its max starts from 0 and
 // uses maxui. With no loop range the store is not inside an scf.parallel.
 // CHECK-LABEL: func.func @umax(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1xi8> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi8> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1xi8> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<8xi8> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[Z:.*]] = arith.constant 0 : i8
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -159,7 +160,7 @@ func.func @umax(%out: memref<1xui8>, %x: memref<8xui8>) attributes {pytc.kernel}
 // Two reduce ranges become two nested scf.for loops, the inner one carrying the outer
 // accumulator.
 // CHECK-LABEL: func.func @sum_all(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: scf.parallel
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
@@ -220,7 +221,7 @@ func.func @pad(%out: memref<7xf32>, %x: memref<4xf32>) attributes {pytc.kernel} 
 
 // Boolean buffers are bytes: a comparison result is widened with extui before the store.
 // CHECK-LABEL: func.func @less_than(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK: %[[C:.*]] = arith.cmpf olt, %{{.*}}, %{{.*}} : f32
 // CHECK-NEXT: %[[B:.*]] = arith.extui %[[C]] : i1 to i8
 // CHECK-NEXT: memref.store %[[B]], %[[O]][%{{.*}}] : memref<4xi8>
@@ -236,10 +237,10 @@ func.func @less_than(%out: memref<4xi1>, %a: memref<4xf32>, %b: memref<4xf32>) a
 
 // -----
 
-// An empty buffer is neither read nor written: the kernel over an empty output is empty and
+// An empty buffer is neither read nor written: the kernel over an empty output is empty (no work) and
 // its parameters are passed as 1-D empty memrefs.
 // CHECK-LABEL: func.func @empty_neg(
-// CHECK-SAME: %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = 0 : i64}
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @empty(
 // CHECK-SAME: %[[A:[a-z0-9]+]]: memref<0x4xf32>, %[[OUT:[a-z0-9]+]]: memref<0x4xf32>)
@@ -263,7 +264,7 @@ func.func @empty(%x: memref<0x4xf32>, %out: memref<0x4xf32>) {
 
 // A sum over an empty axis stores the identity 0 for every row and loads nothing.
 // CHECK-LABEL: func.func @sum_empty(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: memref<0xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: memref.load
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
@@ -285,7 +286,7 @@ func.func @sum_empty(%out: memref<4x1xf32>, %x: memref<4x0xf32>) attributes {pyt
 // A boolean buffer read under a gate is loaded as a byte, truncated to
 // i1 and selected with false where the gate fails; the float read is gated the same way.
 // CHECK-LABEL: func.func @gated_bool
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<6xf32> {llvm.noalias}, %[[MASK:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %[[X:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<6xf32> {llvm.noalias}, %[[MASK:[a-z0-9]+]]: memref<4xi8> {llvm.noalias}, %[[X:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[FALSE:.*]] = arith.constant false
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index

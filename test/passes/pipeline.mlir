@@ -3,7 +3,7 @@
 // x - max(x) along rows: a max-reduction kernel into a 4x1 temporary, then an elementwise
 // kernel reading it at column 0 for every column.
 // CHECK-LABEL: func.func @r_4_8(
-// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[RO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[RA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FC00000 : f32
@@ -23,7 +23,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: return
 // CHECK-LABEL: func.func @E_4_8(
-// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: uop.
 // CHECK-NOT: scf.for
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) = (%{{[a-z0-9]+}}, %[[Z:.*]]) to (%{{.*}}, %{{.*}}) step (%{{.*}}, %{{.*}}) {
@@ -57,7 +57,7 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-LABEL: func.func @r_4_8(
 // CHECK: arith.maximumf
 // CHECK-LABEL: func.func @r_4_8n1(
-// CHECK-SAME: %[[SO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[SA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[SM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[SO:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[SA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[SM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: scf.parallel (%[[I:.*]]) =
 // CHECK-NEXT: %[[R:.*]] = scf.for %[[K:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (f32) {
@@ -71,7 +71,7 @@ func.func @softmax_shift(%a: tensor<4x8xf32>) {
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[SO]][%[[I]], %{{.*}}] : memref<4x1xf32>
 // CHECK-LABEL: func.func @E_4_8(
-// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[ES:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[EO:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EA:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %[[EM:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %[[ES:[a-z0-9]+]]: memref<4x1xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
 // CHECK: scf.parallel (%[[I2:.*]], %[[J2:.*]]) =
 // CHECK-NOT: scf.for
@@ -112,7 +112,7 @@ func.func @softmax(%a: tensor<4x8xf32>) {
 // A 4x3 @ 3x5 matmul written as reshape/expand/mul/reduce: one kernel, an scf.parallel over
 // the 4x5 output and an scf.for over the 3 products, reading a[i, k] and b[k, j].
 // CHECK-LABEL: func.func @r_4_5_3(
-// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x5xf32> {llvm.noalias}, %[[P1:[a-z0-9]+]]: [[T1:memref<[0-9x]+xf32>]] {llvm.noalias}, %[[P2:[a-z0-9]+]]: [[T2:memref<[0-9x]+xf32>]] {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel}
+// CHECK-SAME: %[[O:[a-z0-9]+]]: memref<4x5xf32> {llvm.noalias}, %[[P1:[a-z0-9]+]]: [[T1:memref<[0-9x]+xf32>]] {llvm.noalias}, %[[P2:[a-z0-9]+]]: [[T2:memref<[0-9x]+xf32>]] {llvm.noalias}, %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index) attributes {pytc.extent = 4 : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: uop.
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
@@ -150,7 +150,7 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) {
 // Two outputs sharing a + b: the shared sum is cheap, so it is recomputed in each output's
 // kernel and no temporary is left; two kernels, both reading a and b.
 // CHECK-LABEL: func.func @E_4(
-// CHECK-SAME: %[[O1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[X1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[Y1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[X1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[Y1:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK: scf.parallel (%[[I1:.*]]) =
 // CHECK-DAG: %[[U1:.*]] = memref.load %[[X1]][%[[I1]]] : memref<4xf32>
 // CHECK-DAG: %[[V1:.*]] = memref.load %[[Y1]][%[[I1]]] : memref<4xf32>
@@ -158,7 +158,7 @@ func.func @matmul(%a: tensor<4x3xf32>, %b: tensor<3x5xf32>) {
 // CHECK-NOT: math.exp2
 // CHECK: memref.store %{{.*}}, %[[O1]][%[[I1]]] : memref<4xf32>
 // CHECK-LABEL: func.func @E_4n1(
-// CHECK-SAME: %[[O2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[X2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[Y2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel}
+// CHECK-SAME: %[[O2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[X2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %[[Y2:[a-z0-9]+]]: memref<4xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK: scf.parallel (%[[I2:.*]]) =
 // CHECK-DAG: %[[U2:.*]] = memref.load %[[X2]][%[[I2]]] : memref<4xf32>
 // CHECK-DAG: %[[V2:.*]] = memref.load %[[Y2]][%[[I2]]] : memref<4xf32>

@@ -482,3 +482,24 @@ func.func @matmul_rows_across(%out: memref<256x16xf32>, %a: memref<16384x256xf32
   %e = uop.end %w over(%i, %j) : memref<256x16xf32>
   return
 }
+
+// -----
+
+// 500 rows are 125 blocks of 4, in groups of up to 16: 8 groups, the last holding 13 blocks, where the largest size dividing
+// 125 would make 25 groups of 5, packing b's panel 25 times. Two cores get 64 and 61 blocks.
+// CHECK-LABEL: func.func @matmul_uneven_blocks(
+// CHECK-SAME: group = 16 : i64
+// CORES-LABEL: func.func @matmul_uneven_blocks(
+// CORES-SAME: group = 16 : i64
+func.func @matmul_uneven_blocks(%out: memref<500x16xf32>, %a: memref<500x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 500 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 4 id 2
+  %x = uop.index %a[%i, %k] : memref<500x4xf32>
+  %y = uop.index %b[%k, %j] : memref<4x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<500x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<500x16xf32>
+  return
+}

@@ -190,6 +190,16 @@ def test_rows_read_across_are_packed_per_group(batch: tuple[int, ...], m: int, k
   np.testing.assert_array_equal(out.numpy(), np.swapaxes(a, -1, -2).astype(np.int64) @ b.astype(np.int64))
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("m", [1000, 1000 - 3])
+def test_last_group_of_row_blocks_holds_what_is_left(m: int, transposed: bool) -> None:
+  """1000 rows are 125 blocks of 8: groups of up to 32 (64 on one core) leave a partial last group, whose loop (and row
+  panel, for a.T) stops at the last block; 997 rows also move that block back over its neighbour. Exact integers."""
+  a, b = rng.integers(-5, 6, (m, 24)).astype(np.float32), rng.integers(-5, 6, (24, 40)).astype(np.float32)
+  left = Tensor(np.ascontiguousarray(a.T)).T if transposed else Tensor(a)
+  np.testing.assert_array_equal((left @ Tensor(b)).numpy(), a @ b)
+
+
 def test_rows_read_across_through_padding_and_in_order_without_panel() -> None:
   """A padded a.T (gated reads across rows) goes through the row panel with its zeros; a @ b reads a's rows along k in
   order: no row panel."""
