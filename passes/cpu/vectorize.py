@@ -88,8 +88,10 @@ def pack_values(reduction: uop.RangeReduceOp, j: ir.Value, u: ir.Value) -> list[
 
 
 def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
-  """Whether the read's last index moves with `j` and no other index does (a gate may: it becomes a mask)."""
-  indices = list(read.indices)
+  """Whether the read's last index (trailing dimensions of size 1 aside) moves with `j` and no other index does (a gate
+  may: it becomes a mask)."""
+  indices, shape = list(read.indices), ir.ShapedType(read.src.type).shape
+  while len(indices) > 1 and shape[len(indices) - 1] == 1: indices.pop()
   return uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
 
 

@@ -6,14 +6,15 @@ d partial sums per output, materialized (`uop.contiguous`), and a second reducti
 times fewer elements, so a float sum keeps its precision (a long sum in one accumulator loses the small addends once
 it is large), and the partials are independent: the first kernel spreads over cores even when the sum has one output.
 A max loses nothing to order and a product's rounding grows with its length whatever the order: they stay whole.
-A source's last axis, of size n, is seen as (chunks, n / d, lanes) with d = chunks * lanes: partial (c, l) folds the
-elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` (16) partials side by
-side as one vector, and chunks run on separate cores (lanes = d, one chunk, where 16 does not divide d). An earlier
-axis is seen as (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum
-still reads whole rows in order. d is the largest divisor of the axis from 256 down to 8 that keeps the partials at
-most `max_partials` (default 2**22); without one the sum stays whole. The result, reshaped back, replaces the sum;
-its two reductions are marked `pytc.split` and not split again, so the pass is idempotent. A one-hot sum (a where
-selecting by a comparison with an iota: tensor indexing, gather) stays whole: pytc-rangeify makes it one read.
+A source's last axis (or one followed only by axes of size 1), of size n, is seen as (chunks, n / d, lanes) with
+d = chunks * lanes: partial (c, l) folds the elements c * n / chunks + k * lanes + l, so the first kernel reads each
+chunk in order, `lanes` (16) partials side by side as one vector, and chunks run on separate cores (lanes = d, one
+chunk, where 16 does not divide d). An earlier axis is seen as (d, n / d), the d chunks first: the axes after it stay
+the innermost of the partials, so a column sum still reads whole rows in order. d is the largest divisor of the axis
+from 256 down to 8 that keeps the partials at most `max_partials` (default 2**22); without one the sum stays whole.
+The result, reshaped back, replaces the sum; its two reductions are marked `pytc.split` and not split again, so the
+pass is idempotent. A one-hot sum (a where selecting by a comparison with an iota: tensor indexing, gather) stays
+whole: pytc-rangeify makes it one read.
 """
 from math import prod
 
@@ -54,7 +55,9 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
   outputs, axes = prod(result), sorted(array_attr(op, "axes"))
   if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return
   axis, d = choice
-  if axis == len(source) - 1:  # a row: (chunks, n / d, lanes), chunks and lanes last
+  row = all(n == 1 for n in source[axis + 1:])  # the axes after it of size 1: it is read in order like a row
+  if row: source, result, axes = source[:axis + 1], result[:axis + 1], [a for a in axes if a <= axis]
+  if row:  # (chunks, n / d, lanes), chunks and lanes last
     lanes = LANES if d % LANES == 0 else d
     parted = source[:axis] + [d // lanes, source[axis] // d, lanes]
     order, parts = [*range(axis), axis + 1, axis, axis + 2], [d // lanes, lanes]
@@ -63,7 +66,7 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
     parted = source[:axis] + [d, source[axis] // d] + source[axis + 1:]
     order, parts = [axis, *(i for i in range(len(parted)) if i != axis)], [d]
     first, second = [a + 1 for a in axes], [0]
-  kept = result + parts if axis == len(source) - 1 else parts + result
+  kept = result + parts if row else parts + result
   element = ir.RankedTensorType(op.results[0].type).element_type
   with ir.InsertionPoint(op), op.location:
     def tensor(shape: list[int]) -> ir.RankedTensorType: return ir.RankedTensorType.get(shape, element)
@@ -75,7 +78,7 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
     if order != sorted(order): value = uop.PermuteOp(tensor([parted[i] for i in order]), value, order).result
     value = uop.ContiguousOp(reduce(kept, value, first)).result
     value = reduce([1 if i in second else n for i, n in enumerate(kept)], value, second)
-    value = uop.ReshapeOp(tensor(result), value).result
+    value = uop.ReshapeOp(op.results[0].type, value).result
   op.results[0].replace_all_uses_with(value)
   op.operation.erase()
 

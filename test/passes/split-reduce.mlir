@@ -36,6 +36,25 @@ func.func @columns(%a: tensor<65536x8xf32>) {
 
 // -----
 
+// A long sum down a column of width 1 (and over that axis of 1 too) reads its rows in order: split as a row, its axis of 1
+// set aside, 16 chunks x 16 lanes.
+// CHECK-LABEL: func.func @unit_columns
+// CHECK: %[[P:.*]] = uop.reshape %{{.*}} : tensor<65536x1xf32> -> tensor<16x256x16xf32>
+// CHECK: %[[Q:.*]] = uop.permute %[[P]] [1, 0, 2] : tensor<16x256x16xf32> -> tensor<256x16x16xf32>
+// CHECK: %[[R:.*]] = uop.reduce add %[[Q]] [0] {pytc.split} : tensor<256x16x16xf32> -> tensor<1x16x16xf32>
+// CHECK: %[[S:.*]] = uop.reduce add %{{.*}} [1, 2] {pytc.split} : tensor<1x16x16xf32> -> tensor<1x1x1xf32>
+// CHECK: uop.reshape %[[S]] : tensor<1x1x1xf32> -> tensor<1x1xf32>
+// CHECK: %[[W:.*]] = uop.reshape %{{.*}} : tensor<65536x1xf32> -> tensor<16x256x16xf32>
+// CHECK: uop.reshape %{{.*}} : tensor<1x1x1xf32> -> tensor<1x1xf32>
+func.func @unit_columns(%a: tensor<65536x1xf32>) {
+  %r = uop.reduce add %a [0] : tensor<65536x1xf32> -> tensor<1x1xf32>
+  %w = uop.reduce add %a [0, 1] : tensor<65536x1xf32> -> tensor<1x1xf32>
+  uop.sink %r, %w : tensor<1x1xf32>, tensor<1x1xf32>
+  return
+}
+
+// -----
+
 // Short sums, sums with many outputs, an axis with no divisor from 8 to 256, and maxes stay whole.
 // CHECK-LABEL: func.func @whole
 // CHECK-NOT: pytc.split
