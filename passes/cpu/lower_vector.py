@@ -43,7 +43,7 @@ from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, s
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import pack_values, row_pack_values, row_reducible, row_reductions, uniform_roots
+from pytc.passes.cpu.vectorize import pack_values, rank_without_unit_tail, row_pack_values, row_reducible, row_reductions, uniform_roots
 
 
 @dataclass(frozen=True)
@@ -319,8 +319,7 @@ class VectorLowering(KernelLowering):
     """The buffer with its trailing dimensions of size 1 folded into the one before (a [.., n, 1] output is
     contiguous along n), and the indices into that view; made once per buffer, at the kernel's entry."""
     shape = ir.MemRefType(buffer.type).shape
-    rank = len(shape)
-    while rank > 1 and shape[rank - 1] == 1: rank -= 1
+    rank = rank_without_unit_tail(shape)
     if rank == len(shape) or not isinstance(buffer, ir.BlockArgument): return buffer, indices
     if buffer not in self.collapsed:
       view = ir.MemRefType.get(shape[:rank], ir.MemRefType(buffer.type).element_type)

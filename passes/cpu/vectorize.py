@@ -87,11 +87,18 @@ def pack_values(reduction: uop.RangeReduceOp, j: ir.Value, u: ir.Value) -> list[
   return found
 
 
+def rank_without_unit_tail(shape: list[int]) -> int:
+  """The rank of `shape` with its trailing dimensions of size 1 folded into the one before (a [.., n, 1] buffer is
+  contiguous along n)."""
+  rank = len(shape)
+  while rank > 1 and shape[rank - 1] == 1: rank -= 1
+  return rank
+
+
 def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
   """Whether the read's last index (trailing dimensions of size 1 aside) moves with `j` and no other index does (a gate
   may: it becomes a mask)."""
-  indices, shape = list(read.indices), ir.ShapedType(read.src.type).shape
-  while len(indices) > 1 and shape[len(indices) - 1] == 1: indices.pop()
+  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
   return uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
 
 

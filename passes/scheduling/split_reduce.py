@@ -56,8 +56,8 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
   if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return
   axis, d = choice
   row = all(n == 1 for n in source[axis + 1:])  # the axes after it of size 1: it is read in order like a row
-  if row: source, result, axes = source[:axis + 1], result[:axis + 1], [a for a in axes if a <= axis]
-  if row:  # (chunks, n / d, lanes), chunks and lanes last
+  if row:  # (chunks, n / d, lanes), chunks and lanes last; the axes of size 1 after it set aside
+    source, result, axes = source[:axis + 1], result[:axis + 1], [a for a in axes if a <= axis]
     lanes = LANES if d % LANES == 0 else d
     parted = source[:axis] + [d // lanes, source[axis] // d, lanes]
     order, parts = [*range(axis), axis + 1, axis, axis + 2], [d // lanes, lanes]
