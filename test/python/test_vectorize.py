@@ -200,6 +200,37 @@ def test_last_group_of_row_blocks_holds_what_is_left(m: int, transposed: bool) -
   np.testing.assert_array_equal((left @ Tensor(b)).numpy(), a @ b)
 
 
+@pytest.mark.parametrize("k,m,n", [(0, 300, 40), (5, 0, 40), (5, 300, 0), (1, 300, 40), (40, 300, 1), (40, 1, 48)])
+def test_rows_read_across_with_empty_and_single_dims(k: int, m: int, n: int) -> None:
+  a, b = rng.integers(-3, 4, (k, m)).astype(np.float32), rng.integers(-3, 4, (k, n)).astype(np.float32)
+  np.testing.assert_array_equal((Tensor(a).T @ Tensor(b)).numpy(), a.T @ b)
+
+
+def test_rows_read_across_with_special_values_unsigned_several_outputs_and_threads() -> None:
+  """inf, NaN and -0.0 in a (through the row panel), two products of a.T realized together, a uint8 a.T accumulating in
+  uint32, and four threads computing a.T @ b at once: all as NumPy."""
+  import threading
+  x, y = rng.standard_normal((64, 300)).astype(np.float32), rng.standard_normal((64, 48)).astype(np.float32)
+  x[0, 0], x[1, 1], x[2, 2] = np.inf, np.nan, -0.0
+  first, second = Tensor(x).T @ Tensor(y), Tensor(x).T @ Tensor(y * 2)
+  Tensor.realize(first, second)
+  with np.errstate(invalid="ignore"):
+    for got, want in ((first, x.T @ y), (second, x.T @ (y * 2))):
+      assert np.isnan(want).any() and np.isinf(want).any()
+      np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-3)
+  from pytc import dtypes
+  a, b = rng.integers(0, 3, (40, 300)), rng.integers(0, 3, (40, 48))
+  np.testing.assert_array_equal(Tensor(a.astype(np.uint8)).T.dot(Tensor(b.astype(np.uint8)), dtype=dtypes.uint32).numpy(), a.T @ b)
+  results: dict[int, np.ndarray] = {}
+  def run(i: int) -> None: results[i] = (Tensor(x[:, :290]).T @ Tensor(y)).numpy()
+  threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  assert len(results) == 4
+  with np.errstate(invalid="ignore"): want = x[:, :290].T @ y
+  for got in results.values(): np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 def test_rows_read_across_through_padding_and_in_order_without_panel() -> None:
   """A padded a.T (gated reads across rows) goes through the row panel with its zeros; a @ b reads a's rows along k in
   order: no row panel."""
