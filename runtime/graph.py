@@ -15,8 +15,10 @@ A step waits for the last writer of each buffer it reads, and for the readers an
 A command buffer is submitted only after the ones holding what it waits for. Work given to a device before the graph runs
 is ordered by the device's timeline, and a device whose buffers are copied to another is synchronized before the graph
 starts. At the end each device's compute queue waits for its other queues and signals the device's timeline; `run()`
-returns once every device reached it. A graph runs again as built (TinyJit): kernel arguments re-pointed at other buffers
-are what the next run reads, and its progress signals start from zero on every run.
+returns once every device reached it. A graph that is one buffer of one device, waiting on nothing, runs at once on the
+calling thread instead when the device offers that (`immediate`: the CPU, while its queue is idle). A graph runs again as
+built (TinyJit): kernel arguments re-pointed at other buffers are what the next run reads, and its progress signals start
+from zero on every run.
 """
 from __future__ import annotations
 
@@ -84,6 +86,10 @@ class CommandGraph:
     self.sources = list({id(s.source): s.source for s in steps if s.kernel is None and s.source is not s.device}.values())
     self.actions = self._encode(nodes)
     self.finals = self._finals(nodes)
+    # one device's one buffer, waiting on nothing: the device may run it at once (when idle) instead of queueing it
+    alone = len(self.finals) == 1 and not (self.actions or self.signals or self.sources)
+    self.alone = self.finals[0][0].immediate(self.finals[0][1]) if alone else None
+    self.clocks = [(began, ended) for _, _, began, ended, _ in self.finals]  # when each device's work began and ended
     if DEBUG >= 3: print("command graph:" + "".join(f"\n  {line}" for line in self.plan()))
 
   # ***** building *****
@@ -212,6 +218,7 @@ class CommandGraph:
     self._account()
 
   def _submit_and_wait(self) -> None:
+    if self.alone is not None and self.alone(): return
     for signal in self.signals.values(): signal.value = 0
     for device in self.sources: device.synchronize()
     for kind, target, argument in self.actions:
@@ -224,7 +231,7 @@ class CommandGraph:
     for device in self.devices: device.synchronize()
 
   def _account(self) -> None:
-    for _, _, began, ended, _ in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
+    for began, ended in self.clocks: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")

@@ -242,6 +242,26 @@ class CPUQueue:
     if inline: self._execute(epoch, command_buffer, waits)
     else: self._pending.put((epoch, command_buffer, waits))
 
+  def immediate(self, command_buffer: bytes) -> Callable[[], bool]:
+    """A function executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is queued
+    or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to account for.
+    The command processor's arguments are built once: a run costs a few locks' worth of Python around the kernels."""
+    device, executing, arguments = self.device, self._executing, self._arguments(command_buffer, 0)
+
+    def run() -> bool:
+      if device.error is not None or not executing.acquire(blocking=False): return False
+      try:
+        if self._outstanding: return False  # a submission waits for this lock, or sits in the worker's queue: it goes first
+        if DEBUG >= 5: show(device.name, "compute", named(whole_packets(command_buffer)))
+        epoch = device.epoch
+        try: self._run_packets(arguments)
+        except QueueStop as stop:
+          device._stop(epoch, f"{device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
+          raise DeviceError(device.failure(epoch)) from None
+        return True
+      finally: executing.release()
+    return run
+
   def scan(self, command_buffer: bytes) -> tuple[bool, int]:
     """Whether the buffer waits on a signal, and the highest value it signals the device's timeline with (0: none)."""
     last = ctypes.c_uint64()
@@ -257,22 +277,28 @@ class CPUQueue:
     """Run one command buffer holding the execution lock (released here); dropped when the queue stopped, or was reset since
     the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
     try:
-      if epoch == self.device.epoch and self.device.error is None: self._run_packets(command_buffer, waits)
+      if epoch == self.device.epoch and self.device.error is None:
+        self._run_packets(self._arguments(command_buffer, int(getenv("PYTC_WAIT_TIMEOUT", 30.0) * 1e9) if waits else 0))
     except QueueStop as stop:
       self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
     finally:
       self._executing.release()
       with self._state: self._outstanding -= 1
 
-  def _run_packets(self, command_buffer: bytes, waits: bool) -> None:
-    """Execute every packet, waking the host's waiters after each SIGNAL; QueueStop at one that fails (a WAIT after
-    PYTC_WAIT_TIMEOUT seconds)."""
-    offset, timeout, changed = self._offset, int(getenv("PYTC_WAIT_TIMEOUT", 30.0) * 1e9) if waits else 0, self.device.changed
+  def _arguments(self, command_buffer: bytes, timeout_ns: int) -> tuple:
+    """pytc_queue_run's arguments for `command_buffer` from its start, a WAIT timing out after `timeout_ns` (0: a buffer that waits on none)."""
+    return command_buffer, ctypes.c_uint64(len(command_buffer)), ctypes.byref(self._offset), ctypes.c_int64(timeout_ns)
+
+  def _run_packets(self, arguments: tuple) -> None:
+    """Execute every packet (holding the execution lock), waking the host's waiters after each SIGNAL; QueueStop at one that
+    fails (a WAIT after its timeout, PYTC_WAIT_TIMEOUT seconds)."""
+    command_buffer, nbytes, _, timeout = arguments
+    offset, changed = self._offset, self.device.changed
     offset.value = 0
-    while (status := native.pytc_queue_run(command_buffer, len(command_buffer), offset, timeout)) == SIGNALED:
+    while (status := native.pytc_queue_run(*arguments)) == SIGNALED:
       if changed.waiting: changed.notify_waiters()
-      if offset.value >= len(command_buffer): return
-    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout * 1e-9)
+      if offset.value >= nbytes.value: return
+    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout.value * 1e-9)
 
 
 class QueueStop(Exception):
@@ -324,6 +350,7 @@ class CPUDevice(Compiled):
     self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
 
   def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
+  def immediate(self, command_buffer: bytes) -> Callable[[], bool]: return self.compute.immediate(command_buffer)
 
   def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
     """As every device's, the signal packet written in place behind the buffer (no queue built on each call), and the queue

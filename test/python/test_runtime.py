@@ -122,6 +122,35 @@ def test_idle_queue_runs_a_buffer_at_once_and_a_busy_one_keeps_order():
   assert first.value == 2 and read(device, z).tolist() == [2, 2, 2, 2]
 
 
+def test_immediate_runs_on_an_idle_queue_and_declines_a_busy_one():
+  device, kernel = CPUDevice(), add_one_kernel(4)
+  x, y = float_buffer(device, [0, 1, 2, 3]), device.allocator.alloc(16)
+  args = kernel.args([y, x])  # held: the buffer points at it
+  run = device.immediate(device.queue().exec(kernel, args).bytes())
+  submitted = device.timeline_value
+  assert run() and read(device, y).tolist() == [1, 2, 3, 4] and device.timeline_value == submitted  # no timeline value taken
+  gate, behind = device.new_signal(), device.new_signal()
+  device.queue().wait(gate, 1).signal(behind, 1).submit(device)
+  device.allocator.copyin(x, memoryview(np.full(4, 10, np.float32)).cast("B"))
+  assert not run() and read(device, y).tolist() == [1, 2, 3, 4]  # queued work goes first: nothing ran
+  gate.value = 1
+  behind.wait(1, timeout=10)
+  deadline = time.monotonic() + 10
+  while not run(): assert time.monotonic() < deadline  # the worker lets go of the queue just after its last signal
+  assert read(device, y).tolist() == [11, 11, 11, 11]
+
+
+def test_immediate_failure_stops_the_queue_and_raises_once():
+  device, done = CPUDevice(), Signal()
+  run = device.immediate(HWQueue().signal(done, 1).bytes() + b"\x63" + bytes(7))
+  with pytest.raises(DeviceError, match=r"packet 1 \(malformed\).*unknown opcode 99"): run()
+  assert done.value == 1 and device.error is not None
+  assert not run() and done.value == 1  # a stopped queue declines; the submit that resets it does not raise again
+  device.queue().signal(done, 2).signal(device.timeline, device.next_timeline_value()).submit(device)
+  device.synchronize(timeout=10)
+  assert done.value == 2 and device.error is None
+
+
 def test_host_wait_times_out_with_a_clear_error():
   signal = Signal()
   with pytest.raises(SignalTimeout, match="still 0 after 0.05 s waiting for 1"): signal.wait(1, timeout=0.05)
