@@ -6,6 +6,10 @@ their removal saves (Inductor's score: the buffer's size times one write plus a 
 largest first. A candidate stays when
   - its value contains a `uop.range_reduce` (a reduction is never recomputed) and inlining would compute an element more
     than once (a matmul's result read by several elementwise ops at its own position, like relu's compare and select, is not),
+  - a reading kernel's reduction would compute it again and again: its ops besides reads times the extra times per element
+    (a read in a reduction's body runs for every step of the ranges around it, a register block of BLOCK_REUSE columns
+    sharing one) weigh more than a write and a read (a ResNet block's relu(out + shortcut), read by the next convolution
+    for every block of output channels and in each of its 9 windows),
   - recomputing it in every reader costs more than its memory traffic (op weight times extra
     readers, transcendental ops weighing 4, against a write and a read per reader weighing 4 each),
   - inlining would make a reading kernel read more than `max_buffers` buffers, or
@@ -124,6 +128,8 @@ class Fuser:
     producer = self.kernels[bufferize.results[0]]
     if any(not isa(use.owner, uop.IndexOp) for use in bufferize.results[0].uses): return "read as a whole (by the sink or a launch)"
     if producer.reductions and not self.read_once(bufferize): return "recomputing would repeat a reduction"
+    extra, computed = self.repeats_in_reductions(bufferize), producer.weight - len(producer.reads)
+    if computed * extra > 2 * MEMORY_WEIGHT: return f"recomputed {extra} extra times in a reading kernel's reduction (weight {computed})"
     uses = self.distinct_reads(bufferize)
     if producer.weight * (uses - 1) > MEMORY_WEIGHT * (uses + 1):
       return f"recompute (weight {producer.weight} x {uses - 1} extra readers) costs more than memory (1 write + {uses} reads)"
@@ -133,6 +139,22 @@ class Fuser:
         if len(reads) > self.max_buffers: return f"a reading kernel would read {len(reads)} buffers (limit {self.max_buffers})"
         if consumer.size + producer.size > self.max_ops: return f"a reading kernel would exceed {self.max_ops} ops"
     return None
+
+  def repeats_in_reductions(self, bufferize: ir.Operation) -> int:
+    """How many extra times inlining would compute each element inside the reading kernels' reductions (the most over the
+    reads): a read in a reduction's body runs once per step of every range around it (the kernel's loops, the reductions'
+    ranges), the BLOCK_REUSE columns of a register block sharing one where it does not vary with them. A convolution's
+    input runs again for every block of output channels and in every window that covers it."""
+    elements, most = prod(ir.RankedTensorType(bufferize.results[0].type).shape), 0
+    for reader in readers(bufferize):
+      reductions = [op for op in walk.users([reader.results[0]], lambda user: not isa(user, uop.BufferizeOp)) if isa(op, uop.RangeReduceOp)]
+      if not reductions: continue
+      around = {r for kernel in self.consuming_kernels(reader) for r in kernel.owner.operands[1:] if defined_by(r, uop.RangeOp)}
+      around |= {r for op in reductions for r in op.operands[1:]}
+      varying = {op.results[0] for index in reader.operands[1:] for op in walk.cone(index, lambda _: False) if isa(op, uop.RangeOp)}
+      shared = min(BLOCK_REUSE, prod(range_size(r) for r in around - varying))
+      most = max(most, prod(range_size(r) for r in around) // shared // max(1, elements) - 1)
+    return most
 
   def distinct_reads(self, bufferize: ir.Operation) -> int:
     """How many reads of the buffer differ: in which kernels and at which indices (with which validity). Reads alike (a

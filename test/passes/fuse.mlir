@@ -674,3 +674,77 @@ func.func @invariant_windows(%a: tensor<64x66xf32>, %w: tensor<256x64x3xf32>) {
   uop.sink %out : tensor<256x64xf32>
   return
 }
+
+// -----
+
+// exp2(a + b), read by a 1-d convolution with 256 output channels and by an elementwise kernel. Inlined, the
+// convolution would compute it in its reduction for every block of 32 output channels and in each of the 3 windows
+// covering an element: 22 extra times (of weight 5) per element. It stays, written once.
+// CHECK-LABEL: func.func @windows_of_a_shared_value
+// CHECK: %[[E:.*]] = uop.bufferize %{{.*}} {fuse = "kept: recomputed 22 extra times in a reading kernel's reduction (weight 5)", reason = "multi-use"} : f32 -> tensor<64x66xf32>
+// CHECK: uop.index %[[E]]
+// CHECK: uop.range_reduce
+// CHECK: uop.index %[[E]]
+// EXPLAIN: pytc-fuse: keep tensor<64x66xf32> (2 readers): recomputed 22 extra times in a reading kernel's reduction (weight 5)
+func.func @windows_of_a_shared_value(%a: tensor<64x66xf32>, %b: tensor<64x66xf32>, %w: tensor<256x64x3xf32>) {
+  %c0 = uop.range loop 64 id 0
+  %x0 = uop.range loop 66 id 1
+  %a0 = uop.index %a[%c0, %x0] : tensor<64x66xf32>
+  %b0 = uop.index %b[%c0, %x0] : tensor<64x66xf32>
+  %s = uop.add %a0, %b0 : f32
+  %e = uop.exp2 %s : f32
+  %shared = uop.bufferize %e over(%c0, %x0) {reason = "multi-use"} : f32 -> tensor<64x66xf32>
+  %o = uop.range loop 256 id 2
+  %x = uop.range loop 64 id 3
+  %c = uop.range reduce 64 id 4
+  %kx = uop.range reduce 3 id 5
+  %at = arith.addi %x, %kx : index
+  %v = uop.index %shared[%c, %at] : tensor<64x66xf32>
+  %y = uop.index %w[%o, %c, %kx] : tensor<256x64x3xf32>
+  %m = uop.mul %v, %y : f32
+  %sum = uop.range_reduce add %m over(%c, %kx) : f32
+  %conv = uop.bufferize %sum over(%o, %x) {reason = "output"} : f32 -> tensor<256x64xf32>
+  %c1 = uop.range loop 64 id 6
+  %x1 = uop.range loop 66 id 7
+  %v1 = uop.index %shared[%c1, %x1] : tensor<64x66xf32>
+  %twice = uop.add %v1, %v1 : f32
+  %doubled = uop.bufferize %twice over(%c1, %x1) {reason = "output"} : f32 -> tensor<64x66xf32>
+  uop.sink %conv, %doubled : tensor<256x64xf32>, tensor<64x66xf32>
+  return
+}
+
+// -----
+
+// The same with 32 output channels: one block of them, each element computed 2 times (once more) in the convolution's
+// windows, which costs less than a write and its reads: inlined.
+// CHECK-LABEL: func.func @windows_of_a_shared_value_few_channels
+// CHECK-NOT: multi-use
+// CHECK: uop.exp2
+// CHECK: uop.range_reduce
+// EXPLAIN: pytc-fuse: inline tensor<64x66xf32> (2 readers)
+func.func @windows_of_a_shared_value_few_channels(%a: tensor<64x66xf32>, %b: tensor<64x66xf32>, %w: tensor<32x64x3xf32>) {
+  %c0 = uop.range loop 64 id 0
+  %x0 = uop.range loop 66 id 1
+  %a0 = uop.index %a[%c0, %x0] : tensor<64x66xf32>
+  %b0 = uop.index %b[%c0, %x0] : tensor<64x66xf32>
+  %s = uop.add %a0, %b0 : f32
+  %e = uop.exp2 %s : f32
+  %shared = uop.bufferize %e over(%c0, %x0) {reason = "multi-use"} : f32 -> tensor<64x66xf32>
+  %o = uop.range loop 32 id 2
+  %x = uop.range loop 64 id 3
+  %c = uop.range reduce 64 id 4
+  %kx = uop.range reduce 3 id 5
+  %at = arith.addi %x, %kx : index
+  %v = uop.index %shared[%c, %at] : tensor<64x66xf32>
+  %y = uop.index %w[%o, %c, %kx] : tensor<32x64x3xf32>
+  %m = uop.mul %v, %y : f32
+  %sum = uop.range_reduce add %m over(%c, %kx) : f32
+  %conv = uop.bufferize %sum over(%o, %x) {reason = "output"} : f32 -> tensor<32x64xf32>
+  %c1 = uop.range loop 64 id 6
+  %x1 = uop.range loop 66 id 7
+  %v1 = uop.index %shared[%c1, %x1] : tensor<64x66xf32>
+  %twice = uop.add %v1, %v1 : f32
+  %doubled = uop.bufferize %twice over(%c1, %x1) {reason = "output"} : f32 -> tensor<64x66xf32>
+  uop.sink %conv, %doubled : tensor<32x64xf32>, tensor<64x66xf32>
+  return
+}
