@@ -73,6 +73,20 @@ def test_few_channel_convolution_of_empty_and_tiny_images(batch, hw):
   np.testing.assert_array_equal(Tensor(x).conv2d(Tensor(w), padding=3).numpy(), np_conv2d(x, w, 1, 1, 3, 1))
 
 
+@pytest.mark.parametrize("channels", [8, 64])
+def test_residual_blocks_match_numpy(channels):
+  """Two residual blocks, relu(conv(x) + x) then conv of that plus it, in integers (exact sums). The first block's output has
+  two readers, the second convolution and its residual add: with 64 channels pytc-fuse keeps it (the convolution would
+  recompute it in every window, for each block of output channels), with 8 the few-channel path reads a padded copy."""
+  x = rng.integers(-2, 3, (2, channels, 9, 7)).astype(np.float32)
+  w1, w2 = (rng.integers(-1, 2, (channels, channels, 3, 3)).astype(np.float32) for _ in range(2))
+  tx, t1, t2 = Tensor(x).realize(), Tensor(w1).realize(), Tensor(w2).realize()
+  first = (tx.conv2d(t1, padding=1) + tx).relu()
+  second = first.conv2d(t2, padding=1) + first
+  want = np.maximum(np_conv2d(x, w1, padding=1) + x, 0)
+  np.testing.assert_array_equal(second.numpy(), np_conv2d(want, w2, padding=1) + want)
+
+
 def test_conv2d_rejects_mismatched_channels():
   with pytest.raises(ValueError, match="channels do not match"): Tensor.ones(1, 3, 5, 5).conv2d(Tensor.ones(2, 4, 3, 3))
 
