@@ -6,10 +6,10 @@ their removal saves (Inductor's score: the buffer's size times one write plus a 
 largest first. A candidate stays when
   - its value contains a `uop.range_reduce` (a reduction is never recomputed) and inlining would compute an element more
     than once (a matmul's result read by several elementwise ops at its own position, like relu's compare and select, is not),
-  - a reading kernel's reduction would compute it again and again: its ops besides reads times the extra times per element
-    (a read in a reduction's body runs for every step of the ranges around it, a register block of BLOCK_REUSE columns
-    sharing one) weigh more than a write and a read (a ResNet block's relu(out + shortcut), read by the next convolution
-    for every block of output channels and in each of its 9 windows),
+  - a reading kernel's reduction would compute it again and again through windows: its ops besides reads times the extra
+    times per element (a read in a reduction's body runs for every step of the ranges around it, a register block of
+    BLOCK_REUSE columns sharing one) weigh more than a write and a read (a ResNet block's relu(out + shortcut), read by
+    the next convolution for every block of output channels and in each of its 9 windows),
   - recomputing it in every reader costs more than its memory traffic (op weight times extra
     readers, transcendental ops weighing 4, against a write and a read per reader weighing 4 each),
   - inlining would make a reading kernel read more than `max_buffers` buffers, or
@@ -141,10 +141,12 @@ class Fuser:
     return None
 
   def repeats_in_reductions(self, bufferize: ir.Operation) -> int:
-    """How many extra times inlining would compute each element inside the reading kernels' reductions (the most over the
-    reads): a read in a reduction's body runs once per step of every range around it (the kernel's loops, the reductions'
-    ranges), the BLOCK_REUSE columns of a register block sharing one where it does not vary with them. A convolution's
-    input runs again for every block of output channels and in every window that covers it."""
+    """How many extra times inlining would compute each element inside the reading kernels' reductions, through windows
+    (the most over the reads that vary with more ranges than the buffer has elements): such a read runs once per step of
+    every range around it (the kernel's loops, the reductions' ranges), the BLOCK_REUSE columns of a register block
+    sharing one where it does not vary with them. A convolution's input runs again for every block of output channels and
+    in every window that covers it, and the hoist after cannot store it once (its windows repeat the input). A read at
+    one element per step (a projection's input) is left to the hoist."""
     elements, most = prod(ir.RankedTensorType(bufferize.results[0].type).shape), 0
     for reader in readers(bufferize):
       reductions = [op for op in walk.users([reader.results[0]], lambda user: not isa(user, uop.BufferizeOp)) if isa(op, uop.RangeReduceOp)]
@@ -152,6 +154,7 @@ class Fuser:
       around = {r for kernel in self.consuming_kernels(reader) for r in kernel.owner.operands[1:] if defined_by(r, uop.RangeOp)}
       around |= {r for op in reductions for r in op.operands[1:]}
       varying = {op.results[0] for index in reader.operands[1:] for op in walk.cone(index, lambda _: False) if isa(op, uop.RangeOp)}
+      if prod(range_size(r) for r in varying) <= elements: continue  # no windows: the hoist below stores it once if it pays
       shared = min(BLOCK_REUSE, prod(range_size(r) for r in around - varying))
       most = max(most, prod(range_size(r) for r in around) // shared // max(1, elements) - 1)
     return most
