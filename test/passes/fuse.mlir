@@ -748,3 +748,37 @@ func.func @windows_of_a_shared_value_few_channels(%a: tensor<64x66xf32>, %b: ten
   uop.sink %conv, %doubled : tensor<32x64xf32>, tensor<64x66xf32>
   return
 }
+
+// -----
+
+// exp2(a + b), read by a projection with 256 columns and by an elementwise kernel: the projection reads one element per
+// reduction step (no windows), so pytc-fuse inlines it and the hoist stores the whole value once, over (%i, %k).
+// CHECK-LABEL: func.func @shared_projection_input
+// CHECK-NOT: multi-use
+// CHECK: uop.bufferize %{{.*}} {fuse = "split: recomputed 7 extra times in a reduction", reason = "split"} : f32 -> tensor<64x512xf32>
+// EXPLAIN: pytc-fuse: inline tensor<64x512xf32> (2 readers)
+// EXPLAIN-NEXT: pytc-fuse: hoist f32
+func.func @shared_projection_input(%a: tensor<64x512xf32>, %b: tensor<64x512xf32>, %w: tensor<512x256xf32>) {
+  %i0 = uop.range loop 64 id 0
+  %k0 = uop.range loop 512 id 1
+  %a0 = uop.index %a[%i0, %k0] : tensor<64x512xf32>
+  %b0 = uop.index %b[%i0, %k0] : tensor<64x512xf32>
+  %s = uop.add %a0, %b0 : f32
+  %e = uop.exp2 %s : f32
+  %shared = uop.bufferize %e over(%i0, %k0) {reason = "multi-use"} : f32 -> tensor<64x512xf32>
+  %i = uop.range loop 64 id 2
+  %j = uop.range loop 256 id 3
+  %k = uop.range reduce 512 id 4
+  %v = uop.index %shared[%i, %k] : tensor<64x512xf32>
+  %y = uop.index %w[%k, %j] : tensor<512x256xf32>
+  %m = uop.mul %v, %y : f32
+  %sum = uop.range_reduce add %m over(%k) : f32
+  %proj = uop.bufferize %sum over(%i, %j) {reason = "output"} : f32 -> tensor<64x256xf32>
+  %i1 = uop.range loop 64 id 5
+  %k1 = uop.range loop 512 id 6
+  %v1 = uop.index %shared[%i1, %k1] : tensor<64x512xf32>
+  %twice = uop.add %v1, %v1 : f32
+  %doubled = uop.bufferize %twice over(%i1, %k1) {reason = "output"} : f32 -> tensor<64x512xf32>
+  uop.sink %proj, %doubled : tensor<64x256xf32>, tensor<64x512xf32>
+  return
+}
