@@ -89,7 +89,6 @@ class CommandGraph:
     # one device's one buffer, waiting on nothing: the device may run it at once (when idle) instead of queueing it
     alone = len(self.finals) == 1 and not (self.actions or self.signals or self.sources)
     self.alone = self.finals[0][0].immediate(self.finals[0][1]) if alone else None
-    self.clocks = [(began, ended) for _, _, began, ended, _ in self.finals]  # when each device's work began and ended
     if DEBUG >= 3: print("command graph:" + "".join(f"\n  {line}" for line in self.plan()))
 
   # ***** building *****
@@ -231,7 +230,7 @@ class CommandGraph:
     for device in self.devices: device.synchronize()
 
   def _account(self) -> None:
-    for began, ended in self.clocks: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
+    for _, _, began, ended, _ in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
       print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")

@@ -256,7 +256,7 @@ class CPUQueue:
         epoch = device.epoch
         try: self._run_packets(arguments)
         except QueueStop as stop:
-          device._stop(epoch, f"{device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
+          self._stopped(epoch, stop)
           raise DeviceError(device.failure(epoch)) from None
         return True
       finally: executing.release()
@@ -279,11 +279,13 @@ class CPUQueue:
     try:
       if epoch == self.device.epoch and self.device.error is None:
         self._run_packets(self._arguments(command_buffer, int(getenv("PYTC_WAIT_TIMEOUT", 30.0) * 1e9) if waits else 0))
-    except QueueStop as stop:
-      self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
+    except QueueStop as stop: self._stopped(epoch, stop)
     finally:
       self._executing.release()
       with self._state: self._outstanding -= 1
+
+  def _stopped(self, epoch: int, stop: QueueStop) -> None:
+    self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
 
   def _arguments(self, command_buffer: bytes, timeout_ns: int) -> tuple:
     """pytc_queue_run's arguments for `command_buffer` from its start, a WAIT timing out after `timeout_ns` (0: a buffer that waits on none)."""

@@ -128,8 +128,8 @@ class Fuser:
     producer = self.kernels[bufferize.results[0]]
     if any(not isa(use.owner, uop.IndexOp) for use in bufferize.results[0].uses): return "read as a whole (by the sink or a launch)"
     if producer.reductions and not self.read_once(bufferize): return "recomputing would repeat a reduction"
-    extra, computed = self.repeats_in_reductions(bufferize), producer.weight - len(producer.reads)
-    if computed * extra > 2 * MEMORY_WEIGHT: return f"recomputed {extra} extra times in a reading kernel's reduction (weight {computed})"
+    if (computed := producer.weight - len(producer.reads)) and computed * (extra := self.repeats_in_reductions(bufferize)) > 2 * MEMORY_WEIGHT:
+      return f"recomputed {extra} extra times in a reading kernel's reduction (weight {computed})"
     uses = self.distinct_reads(bufferize)
     if producer.weight * (uses - 1) > MEMORY_WEIGHT * (uses + 1):
       return f"recompute (weight {producer.weight} x {uses - 1} extra readers) costs more than memory (1 write + {uses} reads)"
