@@ -47,7 +47,7 @@ def dump_folder(name: str) -> str:
 class GlobalCounters:
   """Process-wide counts, named as tinygrad names them."""
   kernel_count: int = 0
-  time_sum_s: float = 0.0
+  time_sum_s: float = 0.0  # seconds the devices ran command graphs, summed at DEBUG>=2 (when pytc times them)
   schedules_built: int = 0  # graphs whose structure was new: the passes ran and the kernels compiled
 
   @staticmethod

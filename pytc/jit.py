@@ -23,6 +23,7 @@ from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import DEBUG, GlobalCounters
 from pytc.realize import CAPTURES, realize
+from pytc.runtime._immediate import Immediate, Replay
 from pytc.runtime.graph import CommandGraph, Step
 from pytc.tensor import Tensor
 
@@ -101,9 +102,11 @@ def _substitute(value: Any, replacements: dict[int, Tensor]) -> Any:
   return value
 
 
-class TinyJit:
+class TinyJit(Replay):
   """`@TinyJit` or `TinyJit(fn)`; with `prune=True` (`@TinyJit(prune=True)`) the replays leave out the kernels that depend on no
-  input, which ran once when captured (say, weights prepared inside the function)."""
+  input, which ran once when captured (say, weights prepared inside the function). A call goes to `_call`, except a replay
+  whose inputs are the last replay's tensors and whose work is one CPU command buffer run on the calling thread, which the
+  base class (runtime/immediate.c) does without Python once `_arm` armed it."""
   def __new__(cls, fn: Callable | None = None, prune: bool = False):
     return functools.partial(cls, prune=prune) if fn is None else super().__new__(cls)
 
@@ -115,10 +118,11 @@ class TinyJit:
     """Forget the capture: the next call runs plainly, the one after captures again."""
     self.calls, self.result, self.graph, self.steps, self.programs = 0, None, None, [], []
     self.replayed_nodes: list[LazyOp] | None = None  # the nodes of the last replay's input tensors (held: they stay alive)
+    self._armed = None
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
-  def __call__(self, *args, **kwargs):
+  def _call(self, *args, **kwargs):
     if CAPTURES.jits and self.calls >= 1:
       raise RuntimeError("having TinyJit inside another TinyJit is not supported: the outer capture would miss its kernels")
     if self.graph is not None and not kwargs and _same_nodes(args, self.replayed_nodes): result = self.replay(list(args), None)
@@ -200,6 +204,14 @@ class TinyJit:
     if self.transfer_inputs: self.graph = CommandGraph(self._rebound(buffers))
     for kernel, position, index in self.patches: self.graph.kernel_args[kernel].set(position, buffers[index].raw)
     self.replayed_nodes = None if copied or self.names != list(range(len(tensors))) else [t.lazydata for t in tensors]
+    self._arm()
+
+  def _arm(self) -> None:
+    """Let calls with the last replay's tensors replay in C when running the graph is all a replay does: one CPU buffer on
+    the calling thread (graph.alone), no random keys to write, no input returned, no kernel timing (DEBUG>=2)."""
+    graph, nodes = self.graph, self.replayed_nodes
+    plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.rng_calls or self.returned_inputs or DEBUG >= 2)
+    self._armed = (Tensor, tuple(nodes), self.result, graph.lock, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""

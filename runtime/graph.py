@@ -205,7 +205,7 @@ class CommandGraph:
   def run(self) -> None:
     """Submit everything, each device's timeline signal last, and wait until every device reached it."""
     with self.lock: self._submit_and_wait()
-    self._account()
+    if DEBUG >= 2: self._account()
 
   def run_over(self, buffers: list[tuple[Any, ...]]) -> None:
     """Run again over other buffers: per kernel step, in order, the raw buffers its arguments point at from now on (those
@@ -214,7 +214,7 @@ class CommandGraph:
       for args, step_buffers in zip(self.kernel_args, buffers, strict=True):
         for position, buffer in enumerate(step_buffers): args.set(position, buffer)
       self._submit_and_wait()
-    self._account()
+    if DEBUG >= 2: self._account()
 
   def _submit_and_wait(self) -> None:
     if self.alone is not None and self.alone(): return
@@ -230,6 +230,7 @@ class CommandGraph:
     for device in self.devices: device.synchronize()
 
   def _account(self) -> None:
+    """DEBUG>=2: add the devices' time to GlobalCounters.time_sum_s, and print each kernel's."""
     for _, _, began, ended, _ in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3

@@ -14,4 +14,5 @@ library.pytc_queue_scan.restype = ctypes.c_int
 # pytc_queue_run takes ctypes objects (bytes, c_uint64, byref(c_uint64), c_int64), built once for a buffer run many times:
 # without argtypes a call converts nothing, which halves its cost
 library.pytc_queue_run.restype = ctypes.c_int
+QUEUE_RUN = ctypes.cast(library.pytc_queue_run, ctypes.c_void_p).value  # its address, for the calling thread's runs (immediate.c)
 DONE, SIGNALED, MALFORMED, TIMED_OUT, NO_MEMORY = range(5)  # what pytc_queue_run stopped at

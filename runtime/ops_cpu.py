@@ -17,13 +17,15 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import NoReturn
 
 import numpy as np
 
 from pytc.helpers import DEBUG, getenv
+from pytc.runtime._immediate import Immediate
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
-from pytc.runtime.native import DONE, MALFORMED, SIGNALED, TIMED_OUT
+from pytc.runtime.native import DONE, MALFORMED, QUEUE_RUN, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
 
@@ -242,25 +244,17 @@ class CPUQueue:
     if inline: self._execute(epoch, command_buffer, waits)
     else: self._pending.put((epoch, command_buffer, waits))
 
-  def immediate(self, command_buffer: bytes) -> Callable[[], bool]:
-    """A function executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is queued
+  def immediate(self, command_buffer: bytes) -> Immediate:
+    """A callable executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is queued
     or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to account for.
-    The command processor's arguments are built once: a run costs a few locks' worth of Python around the kernels."""
-    device, executing, arguments = self.device, self._executing, self._arguments(command_buffer, 0)
+    It runs in C (runtime/immediate.c): a call costs a few attribute reads and the lock besides the packets."""
+    shown = (lambda: show(self.device.name, "compute", named(whole_packets(command_buffer)))) if DEBUG >= 5 else None
+    return Immediate(self, bytes(command_buffer), QUEUE_RUN, shown)
 
-    def run() -> bool:
-      if device.error is not None or not executing.acquire(blocking=False): return False
-      try:
-        if self._outstanding: return False  # a submission waits for this lock, or sits in the worker's queue: it goes first
-        if DEBUG >= 5: show(device.name, "compute", named(whole_packets(command_buffer)))
-        epoch = device.epoch
-        try: self._run_packets(arguments)
-        except QueueStop as stop:
-          self._stopped(epoch, stop)
-          raise DeviceError(device.failure(epoch)) from None
-        return True
-      finally: executing.release()
-    return run
+  def _immediate_stopped(self, epoch: int, command_buffer: bytes, offset: int, status: int) -> NoReturn:
+    """A packet of an immediate run failed: stop the queue as the worker would, and raise to the caller."""
+    self._stopped(epoch, QueueStop.at(command_buffer, offset, status, 0.0))
+    raise DeviceError(self.device.failure(epoch)) from None
 
   def scan(self, command_buffer: bytes) -> tuple[bool, int]:
     """Whether the buffer waits on a signal, and the highest value it signals the device's timeline with (0: none)."""

@@ -1,6 +1,9 @@
 """TinyJit: captured on the second call, replayed after through one prebuilt command buffer. What the function assigns to
 (inputs, closure tensors, optimizer state) and the random keys advance on every replay exactly as without the JIT; misuse
 raises JitError; JIT=0 runs the function plainly."""
+import threading
+import time
+
 import numpy as np
 import pytest
 
@@ -178,6 +181,81 @@ def test_jit_inside_a_capturing_jit_raises():
   def outer(t: Tensor) -> Tensor: return (inner(t) * 3).realize()
   assert outer(Tensor([1])).item() == 6
   with pytest.raises(RuntimeError, match="inside another TinyJit"): outer(Tensor([2]))
+
+
+def cpu(array: np.ndarray) -> Tensor:
+  """A realized tensor on the CPU, whose replays run on the calling thread (what the C replay is for) on any default device."""
+  return Tensor(array, device="CPU").realize()
+
+
+def _count_python_calls(step: TinyJit) -> list:
+  """The calls that reach the Python half of `step` (the C replay declined or did not apply)."""
+  calls: list = []
+  step._call = lambda *args, **kwargs: calls.append(args) or TinyJit._call(step, *args, **kwargs)
+  return calls
+
+
+def test_same_tensors_replay_without_python_and_anything_else_goes_through_it():
+  step = TinyJit(lambda x, y: (x * y + 1).realize())
+  a, b, c = (cpu(np.arange(8, dtype=np.float32) * k) for k in (1, 2, 3))
+  for _ in range(3): out = step(a, b)
+  python_calls = _count_python_calls(step)
+  GlobalCounters.reset()
+  assert all(step(a, b) is out for _ in range(3)) and python_calls == [] and GlobalCounters.kernel_count == 3
+  np.testing.assert_array_equal(out.numpy(), np.arange(8) * np.arange(8) * 2 + 1)
+  np.testing.assert_array_equal(step(a, c).numpy(), np.arange(8) * np.arange(8) * 3 + 1)  # other tensors: checked in Python
+  for _ in range(2): np.testing.assert_array_equal(step(a, b).numpy(), np.arange(8) * np.arange(8) * 2 + 1)  # then C again
+  assert len(python_calls) == 2 and GlobalCounters.kernel_count == 6
+  a.assign(cpu(np.full(8, 5, np.float32))).realize()  # a new node for the same tensor
+  np.testing.assert_array_equal(step(a, c).numpy(), np.arange(8) * 15 + 1)
+  assert len(python_calls) == 3
+  with pytest.raises(JitError, match="input 1"): step(a, cpu(np.ones(4, np.float32)))
+
+
+def test_a_busy_graph_sends_the_replay_through_python_which_waits_for_it():
+  step = TinyJit(lambda x: (x * 2).realize())
+  x = cpu(np.arange(4, dtype=np.float32))
+  for _ in range(3): out = step(x)
+  python_calls = _count_python_calls(step)
+  step.graph.lock.acquire()
+  caller = threading.Thread(target=step, args=(x,))
+  caller.start()
+  deadline = time.monotonic() + 10
+  while not python_calls: assert time.monotonic() < deadline  # declined in C, waiting for the lock in Python
+  step.graph.lock.release()
+  caller.join(timeout=10)
+  assert not caller.is_alive() and len(python_calls) == 1 and out.numpy().tolist() == [0, 2, 4, 6]
+
+
+def test_replays_from_threads_count_every_kernel():
+  step = TinyJit(lambda x: (x.exp() + x).sum().realize())
+  x = cpu(np.linspace(-1, 1, 64, dtype=np.float32))
+  for _ in range(3): out = step(x)
+  GlobalCounters.reset()
+  threads = [threading.Thread(target=lambda: [step(x) for _ in range(200)]) for _ in range(4)]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join(timeout=60)
+  assert GlobalCounters.kernel_count == 800
+  np.testing.assert_allclose(out.item(), (np.exp(x.numpy()) + x.numpy()).sum(), rtol=1e-5)
+
+
+def test_replays_writing_random_keys_or_returning_inputs_stay_in_python():
+  keyed, echo = TinyJit(lambda x: (x + Tensor.rand(4, device="CPU")).realize()), TinyJit(lambda x: (x, (x + 1).realize()))
+  x = cpu(np.zeros(4, np.float32))
+  draws = [keyed(x).numpy() for _ in range(4)]
+  for _ in range(3): same, plus = echo(x)
+  assert keyed._armed is None and echo._armed is None and same is x and plus.numpy().tolist() == [1, 1, 1, 1]
+  assert not np.array_equal(draws[2], draws[3])
+
+
+def test_an_armed_jit_inside_a_capturing_jit_still_raises():
+  inner = TinyJit(lambda t: (t + 1).realize())
+  t = cpu(np.ones(3, np.float32))
+  for _ in range(3): inner(t)
+  assert inner._armed is not None
+  outer = TinyJit(lambda u: (inner(t) * u).realize())
+  outer(t)
+  with pytest.raises(RuntimeError, match="inside another TinyJit"): outer(t)
 
 
 def test_output_fed_back_as_input_reads_a_copy():

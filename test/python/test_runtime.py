@@ -14,6 +14,7 @@ from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
 from pytc.helpers import getenv
 from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
+from pytc.runtime._immediate import Immediate
 from pytc.runtime.hcq import Op, decode
 from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, CPUKernel, Kernargs
 
@@ -149,6 +150,27 @@ def test_immediate_failure_stops_the_queue_and_raises_once():
   device.queue().signal(done, 2).signal(device.timeline, device.next_timeline_value()).submit(device)
   device.synchronize(timeout=10)
   assert done.value == 2 and device.error is None
+
+
+def test_immediate_wakes_a_host_thread_waiting_on_a_signal_it_writes():
+  device = CPUDevice()
+  done, finished = device.new_signal(), []
+  waiter = threading.Thread(target=lambda: finished.append(done.wait(1, timeout=20)))
+  waiter.start()
+  deadline = time.monotonic() + 10
+  while device.changed.waiting == 0: assert time.monotonic() < deadline  # asleep on the device's condition
+  assert device.immediate(device.queue().signal(done, 1).bytes())()
+  waiter.join(timeout=10)
+  assert finished == [None] and not waiter.is_alive()
+
+
+def test_immediate_rejects_misuse():
+  device = CPUDevice()
+  with pytest.raises(TypeError): Immediate()
+  with pytest.raises(ValueError, match="address of pytc_queue_run"): Immediate(device.compute, b"", 0, None)
+  with pytest.raises(RuntimeError, match="not initialized"): Immediate.__new__(Immediate)()
+  with pytest.raises(TypeError, match="takes no arguments"): device.immediate(b"")(1)
+  assert device.immediate(b"")()  # an empty buffer: nothing to do, done
 
 
 def test_host_wait_times_out_with_a_clear_error():

@@ -1,0 +1,324 @@
+// Work run at once on the calling thread, with no Python between its steps (the CPython module pytc.runtime._immediate).
+//
+// Immediate(queue, command_buffer, run, show): calling it executes the buffer with pytc_queue_run (`run`, its address)
+// when the CPU queue is idle: its device not stopped, its execution lock free, nothing outstanding. It returns whether it
+// ran; it declines (False) otherwise, leaving the buffer to a submission. `show` (or None) is called before each run.
+// After each SIGNAL the device's waiters are woken; a packet that fails hands the stop to queue._immediate_stopped(epoch,
+// command_buffer, offset, status), which raises.
+//
+// Replay, TinyJit's base: its `_armed` is None or (Tensor, nodes, result, lock, immediate, captures, counters, kernels).
+// A call whose positional arguments are Tensors of exactly `nodes` (no keywords), outside any capture on this thread
+// (captures.jits empty), runs `immediate` holding `lock` (both taken without blocking), adds `kernels` to
+// counters.kernel_count and returns `result`. Any other call, or one the locks or the queue decline, goes to self._call.
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <structmember.h>
+
+typedef int (*queue_run_fn)(const uint8_t *buffer, uint64_t nbytes, uint64_t *offset, int64_t timeout_ns);
+enum { DONE, SIGNALED };
+enum { TENSOR, NODES, RESULT, LOCK, IMMEDIATE, CAPTURES, COUNTERS, KERNELS, ARMED_FIELDS };
+
+static PyObject *s_device, *s_executing, *s_error, *s_acquire, *s_release, *s_outstanding, *s_epoch, *s_changed, *s_waiting,
+    *s_notify_waiters, *s_lazydata, *s_jits, *s_kernel_count, *s_call;
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *queue, *device, *executing, *buffer, *show;
+  queue_run_fn run;
+} Immediate;
+
+static int immediate_init(Immediate *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"queue", "command_buffer", "run", "show", NULL};
+  PyObject *queue, *buffer, *show;
+  unsigned long long run;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OSKO", names, &queue, &buffer, &run, &show)) return -1;
+  if (run == 0) {
+    PyErr_SetString(PyExc_ValueError, "Immediate needs the address of pytc_queue_run");
+    return -1;
+  }
+  PyObject *device = PyObject_GetAttr(queue, s_device);
+  if (device == NULL) return -1;
+  PyObject *executing = PyObject_GetAttr(queue, s_executing);
+  if (executing == NULL) {
+    Py_DECREF(device);
+    return -1;
+  }
+  Py_XSETREF(self->queue, Py_NewRef(queue));
+  Py_XSETREF(self->device, device);
+  Py_XSETREF(self->executing, executing);
+  Py_XSETREF(self->buffer, Py_NewRef(buffer));
+  Py_XSETREF(self->show, Py_NewRef(show));
+  self->run = (queue_run_fn)(uintptr_t)run;
+  return 0;
+}
+
+// 1 when `object`.`name` is true, 0 when false, -1 with an exception set.
+static int attribute_true(PyObject *object, PyObject *name) {
+  PyObject *value = PyObject_GetAttr(object, name);
+  if (value == NULL) return -1;
+  int truth = PyObject_IsTrue(value);
+  Py_DECREF(value);
+  return truth;
+}
+
+// Takes a threading.Lock without blocking: 1 taken, 0 busy, -1 error.
+static int try_acquire(PyObject *lock) {
+  PyObject *taken = PyObject_CallMethodOneArg(lock, s_acquire, Py_False);
+  if (taken == NULL) return -1;
+  int result = taken == Py_True;
+  Py_DECREF(taken);
+  return result;
+}
+
+// Releases a threading.Lock: 0, or -1 with an exception set. An exception already set is kept (the release's own wins).
+static int release(PyObject *lock) {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject *done = PyObject_CallMethodNoArgs(lock, s_release);
+  if (done == NULL) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return -1;
+  }
+  Py_DECREF(done);
+  PyErr_Restore(type, value, traceback);
+  return type == NULL ? 0 : -1;
+}
+
+static int wake_waiters(Immediate *self) {
+  PyObject *changed = PyObject_GetAttr(self->device, s_changed);
+  if (changed == NULL) return -1;
+  int waiting = attribute_true(changed, s_waiting), result = waiting;
+  if (waiting > 0) {
+    PyObject *done = PyObject_CallMethodNoArgs(changed, s_notify_waiters);
+    result = done == NULL ? -1 : 0;
+    Py_XDECREF(done);
+  }
+  Py_DECREF(changed);
+  return result;
+}
+
+// Executes the buffer, the execution lock held and nothing outstanding: 1 ran, -1 error (a failing packet raised).
+static int execute(Immediate *self) {
+  if (self->show != Py_None) {
+    PyObject *shown = PyObject_CallNoArgs(self->show);
+    if (shown == NULL) return -1;
+    Py_DECREF(shown);
+  }
+  PyObject *epoch = PyObject_GetAttr(self->device, s_epoch);
+  if (epoch == NULL) return -1;
+  const uint8_t *data = (const uint8_t *)PyBytes_AS_STRING(self->buffer);
+  uint64_t nbytes = (uint64_t)PyBytes_GET_SIZE(self->buffer), offset = 0;
+  int status;
+  for (;;) {
+    Py_BEGIN_ALLOW_THREADS
+    status = self->run(data, nbytes, &offset, 0);
+    Py_END_ALLOW_THREADS
+    if (status != SIGNALED) break;
+    if (wake_waiters(self) < 0) {
+      Py_DECREF(epoch);
+      return -1;
+    }
+    if (offset >= nbytes) {
+      status = DONE;
+      break;
+    }
+  }
+  if (status == DONE) {
+    Py_DECREF(epoch);
+    return 1;
+  }
+  PyObject *raised = PyObject_CallMethod(self->queue, "_immediate_stopped", "OOKi", epoch, self->buffer, (unsigned long long)offset, status);
+  Py_DECREF(epoch);
+  if (raised != NULL) {
+    Py_DECREF(raised);
+    PyErr_SetString(PyExc_RuntimeError, "queue._immediate_stopped returned instead of raising");
+  }
+  return -1;
+}
+
+// 1 ran, 0 declined (stopped, busy or outstanding work), -1 error.
+static int immediate_run(Immediate *self) {
+  PyObject *error = PyObject_GetAttr(self->device, s_error);
+  if (error == NULL) return -1;
+  int stopped = error != Py_None;
+  Py_DECREF(error);
+  if (stopped) return 0;
+  int taken = try_acquire(self->executing);
+  if (taken <= 0) return taken;
+  int busy = attribute_true(self->queue, s_outstanding), result = busy < 0 ? -1 : busy ? 0 : execute(self);
+  if (release(self->executing) < 0) result = -1;
+  return result;
+}
+
+static PyObject *immediate_call(Immediate *self, PyObject *args, PyObject *kwargs) {
+  if (PyTuple_GET_SIZE(args) != 0 || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
+    PyErr_SetString(PyExc_TypeError, "Immediate() takes no arguments");
+    return NULL;
+  }
+  if (self->queue == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "Immediate was not initialized");
+    return NULL;
+  }
+  int ran = immediate_run(self);
+  return ran < 0 ? NULL : PyBool_FromLong(ran);
+}
+
+static int immediate_traverse(Immediate *self, visitproc visit, void *arg) {
+  Py_VISIT(self->queue);
+  Py_VISIT(self->device);
+  Py_VISIT(self->executing);
+  Py_VISIT(self->buffer);
+  Py_VISIT(self->show);
+  return 0;
+}
+
+static int immediate_clear(Immediate *self) {
+  Py_CLEAR(self->queue);
+  Py_CLEAR(self->device);
+  Py_CLEAR(self->executing);
+  Py_CLEAR(self->buffer);
+  Py_CLEAR(self->show);
+  return 0;
+}
+
+static void immediate_dealloc(Immediate *self) {
+  PyObject_GC_UnTrack(self);
+  immediate_clear(self);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject ImmediateType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pytc.runtime._immediate.Immediate",
+    .tp_basicsize = sizeof(Immediate),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A CPU queue's command buffer, run on the calling thread when the queue is idle (returns whether it ran).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)immediate_init,
+    .tp_call = (ternaryfunc)immediate_call,
+    .tp_traverse = (traverseproc)immediate_traverse,
+    .tp_clear = (inquiry)immediate_clear,
+    .tp_dealloc = (destructor)immediate_dealloc,
+};
+
+typedef struct {
+  PyObject_HEAD
+  PyObject *armed;
+} Replay;
+
+// Whether the positional arguments are Tensors of exactly the armed nodes, with no capture running on this thread.
+static int same_inputs(PyObject *armed, PyObject *args) {
+  PyObject *nodes = PyTuple_GET_ITEM(armed, NODES), *tensor = PyTuple_GET_ITEM(armed, TENSOR);
+  Py_ssize_t count = PyTuple_GET_SIZE(args);
+  if (!PyTuple_Check(nodes) || PyTuple_GET_SIZE(nodes) != count || !PyType_Check(tensor)) return 0;
+  for (Py_ssize_t i = 0; i < count; i++) {
+    PyObject *arg = PyTuple_GET_ITEM(args, i);
+    if (!PyObject_TypeCheck(arg, (PyTypeObject *)tensor)) return 0;
+    PyObject *node = PyObject_GetAttr(arg, s_lazydata);
+    if (node == NULL) return -1;
+    Py_DECREF(node);
+    if (node != PyTuple_GET_ITEM(nodes, i)) return 0;
+  }
+  PyObject *jits = PyObject_GetAttr(PyTuple_GET_ITEM(armed, CAPTURES), s_jits);
+  if (jits == NULL) return -1;
+  Py_ssize_t nested = PyObject_Length(jits);
+  Py_DECREF(jits);
+  return nested < 0 ? -1 : nested == 0;
+}
+
+static int count_kernels(PyObject *armed) {
+  PyObject *counters = PyTuple_GET_ITEM(armed, COUNTERS), *count = PyObject_GetAttr(counters, s_kernel_count);
+  if (count == NULL) return -1;
+  PyObject *sum = PyNumber_Add(count, PyTuple_GET_ITEM(armed, KERNELS));
+  Py_DECREF(count);
+  if (sum == NULL) return -1;
+  int result = PyObject_SetAttr(counters, s_kernel_count, sum);
+  Py_DECREF(sum);
+  return result;
+}
+
+// 1 replayed, 0 declined, -1 error.
+static int replay_armed(PyObject *armed, PyObject *args) {
+  PyObject *immediate = PyTuple_GET_ITEM(armed, IMMEDIATE), *lock = PyTuple_GET_ITEM(armed, LOCK);
+  if (!Py_IS_TYPE(immediate, &ImmediateType) || ((Immediate *)immediate)->queue == NULL) return 0;
+  int same = same_inputs(armed, args);
+  if (same <= 0) return same;
+  int taken = try_acquire(lock);
+  if (taken <= 0) return taken;
+  int ran = immediate_run((Immediate *)immediate);
+  if (release(lock) < 0) ran = -1;
+  if (ran == 1 && count_kernels(armed) < 0) ran = -1;
+  return ran;
+}
+
+static PyObject *replay_call(Replay *self, PyObject *args, PyObject *kwargs) {
+  PyObject *armed = self->armed;
+  if (armed != NULL && PyTuple_Check(armed) && PyTuple_GET_SIZE(armed) == ARMED_FIELDS && (kwargs == NULL || PyDict_GET_SIZE(kwargs) == 0)) {
+    Py_INCREF(armed);  // the Python it calls may disarm
+    int ran = replay_armed(armed, args);
+    PyObject *result = ran == 1 ? Py_NewRef(PyTuple_GET_ITEM(armed, RESULT)) : NULL;
+    Py_DECREF(armed);
+    if (ran != 0) return result;
+  }
+  PyObject *call = PyObject_GetAttr((PyObject *)self, s_call);
+  if (call == NULL) return NULL;
+  PyObject *result = PyObject_Call(call, args, kwargs);
+  Py_DECREF(call);
+  return result;
+}
+
+static int replay_traverse(Replay *self, visitproc visit, void *arg) {
+  Py_VISIT(self->armed);
+  return 0;
+}
+
+static int replay_clear(Replay *self) {
+  Py_CLEAR(self->armed);
+  return 0;
+}
+
+static void replay_dealloc(Replay *self) {
+  PyObject_GC_UnTrack(self);
+  replay_clear(self);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef replay_members[] = {
+    {"_armed", T_OBJECT, offsetof(Replay, armed), 0, "None, or what a call of the same inputs replays without Python"},
+    {NULL},
+};
+
+static PyTypeObject ReplayType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pytc.runtime._immediate.Replay",
+    .tp_basicsize = sizeof(Replay),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "A callable replaying its armed capture in C when called with the same input tensors, else calling self._call.",
+    .tp_new = PyType_GenericNew,
+    .tp_call = (ternaryfunc)replay_call,
+    .tp_members = replay_members,
+    .tp_traverse = (traverseproc)replay_traverse,
+    .tp_clear = (inquiry)replay_clear,
+    .tp_dealloc = (destructor)replay_dealloc,
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "pytc.runtime._immediate", .m_size = -1};
+
+static int intern(PyObject **slot, const char *name) { return (*slot = PyUnicode_InternFromString(name)) == NULL ? -1 : 0; }
+
+PyMODINIT_FUNC PyInit__immediate(void) {
+  if (intern(&s_device, "device") || intern(&s_executing, "_executing") || intern(&s_error, "error") || intern(&s_acquire, "acquire") ||
+      intern(&s_release, "release") || intern(&s_outstanding, "_outstanding") || intern(&s_epoch, "epoch") || intern(&s_changed, "changed") ||
+      intern(&s_waiting, "waiting") || intern(&s_notify_waiters, "notify_waiters") ||
+      intern(&s_lazydata, "lazydata") || intern(&s_jits, "jits") || intern(&s_kernel_count, "kernel_count") || intern(&s_call, "_call"))
+    return NULL;
+  if (PyType_Ready(&ImmediateType) < 0 || PyType_Ready(&ReplayType) < 0) return NULL;
+  PyObject *m = PyModule_Create(&module);
+  if (m == NULL) return NULL;
+  if (PyModule_AddObjectRef(m, "Immediate", (PyObject *)&ImmediateType) < 0 || PyModule_AddObjectRef(m, "Replay", (PyObject *)&ReplayType) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}
