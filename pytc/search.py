@@ -2,12 +2,13 @@
 
 The choices are those of pytc's CPU passes (a kernel's `pytc.tune`, see passes/common/attributes.py): whether and how
 wide to vectorize (lanes), the register block (vectors side by side, rows of the upcast range), how many blocks share
-one packed panel (group) and whether to pack at all, the loop order of reductions (reduce_outer), and how many cores
-a launch is split across. Starting from the passes' defaults, the search changes one choice at a time and keeps a
-change that makes the kernel faster, in rounds, until a round finds nothing or the time budget is spent (coordinate
-descent). Each candidate is compiled alone, run on buffers of the kernel's shapes (floats filled with random values,
-integers with zeros so no read can leave its buffer), checked against the default choice's output, and timed (the best
-of several launches). Candidates whose code comes out the same as one already timed are not compiled again.
+one packed panel (group) and whether to pack at all, the loop order of reductions (reduce_outer), how many cores
+a launch is split across, and into how many runs the cores split each group's columns (chunks). Starting from the
+passes' defaults, the search changes one choice at a time and keeps a change that makes the kernel faster, in rounds,
+until a round finds nothing or the time budget is spent (coordinate descent). Each candidate is compiled alone, run on
+buffers of the kernel's shapes (floats filled with random values, integers with zeros so no read can leave its buffer),
+checked against the default choice's output, and timed (the best of several launches). Candidates whose code comes out
+the same as one already timed are not compiled again.
 
 The winner is stored in the kernel cache's folder (record file `tuned`) under a hash of the kernel's IR (its structure
 and shapes, not its name), the target with its CPU features, and pytc's version; every compile uses a stored winner
@@ -70,7 +71,7 @@ def dimensions(device: Compiled) -> dict[str, list[int]]:
   """The values tried for each choice on `device`'s target, the passes' defaults aside."""
   lanes = device.target.vector_lanes
   return {"vectorize": [0], "lanes": sorted({lanes, max(4, lanes // 2)}), "vectors": [1, 2, 3, 4], "rows": [1, 2, 4, 6, 8, 12],
-          "group": [1, 4, 16, 64], "pack": [0, 1], "reduce_outer": [0, 1], "cores": sorted({1, getattr(device, "cores", 1)})}
+          "group": [1, 4, 16, 64], "pack": [0, 1], "reduce_outer": [0, 1], "cores": sorted({1, getattr(device, "cores", 1)}), "chunks": [1, 2, 4, 8]}
 
 
 class Trial:

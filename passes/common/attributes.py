@@ -215,21 +215,23 @@ LOOP_ORDER = declare(Attribute(
 VECTOR = declare(Attribute(
   "pytc.vector", FUNC, IntDict({"lanes": Within(1, 64, power_of_two=True), "vectors": Within(1), "rows": Within(1), "group": Within(1),
                                 "upcast": Within(-1), "pack": Within(0, 1), "unroll": Within(0, 1)},
-                               {"stream": Within(1, 1), "along": Within(0), "across": Within(1, 1)}),
+                               {"stream": Within(1, 1), "along": Within(0), "across": Within(1, 1), "chunks": Within(2)}),
   ("pytc-vectorize",), ("pytc-lower-kernels",),
   "the kernel's vector tile: lanes x vectors accumulators for rows of range id upcast (-1: none), groups of blocks, packed "
   "panel, body unrolled along the reduce range; stream: elementwise vectors along the row; along: the range id of the output range in "
   "the lanes (absent: the innermost); across: each reduction vector code along its row, the outputs scalar loops (rows 1) or "
-  "blocks of `rows` = lanes outputs whose other work is vector code", _kernel, "kernels"))
+  "blocks of `rows` = lanes outputs whose other work is vector code; chunks: each group's blocks of the innermost range run "
+  "as that many runs, the outermost parallel range over groups x chunks", _kernel, "kernels"))
 TUNE = declare(Attribute(
   "pytc.tune", FUNC, IntDict({}, {"vectorize": Within(0, 1), "lanes": Within(1, 64, power_of_two=True), "vectors": Within(1, 16),
                                   "rows": Within(1, 64), "group": Within(1, 4096), "pack": Within(0, 1), "reduce_outer": Within(0, 1),
-                                  "cores": Within(1, 1024)}),
+                                  "cores": Within(1, 1024), "chunks": Within(1, 1024)}),
   ("pytc/search.py (a searched or cached winner)", "people trying a choice by hand"),
   ("pytc-order-loops", "pytc-vectorize", "pytc-lower-kernels (carries it to the lowered kernel)", "the CPU compiler (cores)"),
   "choices for this kernel that replace the passes' defaults, each still only where it is legal: vectorize 0 keeps scalar "
   "loops; lanes, vectors, rows, group, pack the vector tile; reduce_outer 1/0 forces or forbids the reduce-outer loop "
-  "order; cores how many cores a launch is split across", _kernel, "kernels"))
+  "order; cores how many cores a launch is split across; chunks how many runs of the innermost range's blocks each group of "
+  "rows takes (1: none)", _kernel, "kernels"))
 IN_PLACE = declare(Attribute(
   "pytc.in_place", FUNC, Unit(), ("pytc/compiler.py (an assign's value computed into its target)",), ("pytc-lower-kernels",),
   "the kernel may write into a buffer it reads only where it writes: those buffers and the output keep no llvm.noalias, and "

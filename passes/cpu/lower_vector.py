@@ -472,15 +472,17 @@ class Blocks(NamedTuple):
   group: tuple[ir.Value, ir.Value, ir.Value] | None = None
 
 
-def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int
-               ) -> Blocks:
+def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.Value, u: ir.Value | None, width: int, rows: int, group: int,
+               chunks: int = 1) -> Blocks:
   """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
   `rows`), the outermost over `bounds`, inside it the blocks of `j`, inside those the blocks of `u` in the group.
-  With `j` the only range, the parallel loop runs over its blocks."""
+  With `j` the only range, the parallel loop runs over its blocks. With `chunks` (`u` outermost), the outermost parallel
+  index runs over groups x chunks, chunks fastest, and each takes its consecutive run of the blocks of `j`."""
   if j is not loops[-1]: return tile_loops_along(loops, bounds, j, u, width, rows)
   outer = [r for r in loops if r is not j] or [j]
   blocks = -(-range_size(u) // rows) if u is not None else 0
   sizes = [-(-range_size(r) // width) if r is j else -(-blocks // group) if r is u else range_size(r) for r in outer]
+  sizes[0] *= chunks
   begin, end = bounds
   zero, one, index = index_constant(0), index_constant(1), ir.IndexType.get()
   parallel = scf.ParallelOp([], [begin] + [zero] * (len(outer) - 1), [end] + [index_constant(n) for n in sizes[1:]], [one] * len(outer), [])
@@ -491,15 +493,21 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
   with point:
     if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
-    inner = [(j, index_constant(-(-range_size(j) // width)))] if j not in starts else []
+    column_blocks = -(-range_size(j) // width)
+    inner = [(j, zero, index_constant(column_blocks))] if j not in starts else []
+    if chunks > 1:  # this index's group, and its chunk's run of the blocks of j: [chunk * blocks / chunks, (chunk + 1) * blocks / chunks)
+      chunk, count = arith.remui(starts[u], index_constant(chunks)), index_constant(column_blocks)
+      starts[u] = arith.divui(starts[u], index_constant(chunks))
+      run = [arith.divui(arith.muli(c, count), index_constant(chunks)) for c in (chunk, arith.addi(chunk, one))]
+      inner = [(j, *run)]
     if u is not None:  # the group's first block of u, and how many it has (the last group of a partial count: fewer)
       first = arith.muli(starts[u], index_constant(group))
       count = index_constant(group) if blocks % group == 0 else arith.minsi(index_constant(group), arith.subi(index_constant(blocks), first))
-      inner.append((u, count))
+      inner.append((u, zero, count))
   group_blocks = None
-  for r, extent in inner:
+  for r, lower, extent in inner:
     with point:
-      loop = scf.ForOp(zero, extent, one)
+      loop = scf.ForOp(lower, extent, one)
       if r is u: group_blocks = (first, loop.induction_variable, count)
     before[r] = ir.InsertionPoint(loop.operation)
     if r is inner[0][0]: before[None] = before[r]
@@ -544,7 +552,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   stream = tile.get("stream", 0) == 1
   j, u = tile_ranges(tile, loops)
   width = lanes * vectors
-  blocks = tile_loops(loops, bounds, j, u, width, rows, group)
+  blocks = tile_loops(loops, bounds, j, u, width, rows, group, tile.get("chunks", 1))
   starts, extent, before, point = blocks.starts, blocks.extent, blocks.before, blocks.inside
   reductions = [] if stream else top_level_reductions(stored.value)
   if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}

@@ -6,13 +6,17 @@ A reduction that reads a buffer along the kernel's innermost output range `j` (t
 upcast): `rows * vectors` accumulator vectors stay in registers across the whole reduction, and each vector
 read along `j` is reused for all `rows`. `u` is the innermost output range that no read along `j` depends on,
 so the reuse is real; blocks of `u` come in groups of up to `group` that share one pass over `j`, fewer when `u` is the
-outermost range, so that it keeps at least two groups per core on several cores (`cores`: the runtime splits that range across them). A
+outermost range, so that it keeps at least two groups per core on several cores (`cores`: the runtime splits that range across them),
+unless fewer groups hold all of `u` within an L2: then the cores split each group's blocks of `j` into `chunks` runs
+instead (column_chunks), and each reads its share of the panels once. A
 kernel with no such `u` (one output row: a column sum, a vector times a matrix) keeps scalar loops when pytc-order-loops
 looped its reductions outside `j`: with no read to reuse, reading memory in order is what counts. With `pack`, the
 float reads along `j` are copied once per group into a contiguous panel (reduce ranges x one block of `j`,
 at most PACK_BYTES), so the hot loop reads it in order whatever the source layout; without it every read
-along `j` must be contiguous in its last index. Reads that are contiguous already are packed only when `u` has at least
-PACK_MIN_ROWS rows to reuse the panel. Work in the body that does not depend on `j` (the softmax
+along `j` must be contiguous in its last index. Reads that are contiguous already are packed too: read in place, a
+panel's rows lie a row of the source apart, and at strides of a multiple of 4 KiB (b of 3072 or 4096 columns) they fall
+into a few cache sets and miss (the 128 x 768 x 3072 of GPT-2 and 16 x 4096 x 4096 matmuls ran 1.9x and 2.4x slower
+in place). Work in the body that does not depend on `j` (the softmax
 fused into attention's second matmul) is done once per tile row and reduce step; when there is much of it
 (WIDE_WEIGHT), `unroll` has it computed as vectors along the innermost reduce range, `lanes` steps at once
 (that range's size must divide by `lanes`; otherwise the kernel gets one row of up to WIDE_VECTORS vectors).
@@ -22,7 +26,7 @@ loads and stores along `j`, the reductions computed once per row before the loop
 body the output also computes along `j`, like softmax's exponentials, as vector code that keeps that body in a
 row buffer for the loop along `j` to read back), and stores
 aligned to the vector (non-temporal for outputs of STREAM_BYTES or more) where rows are a multiple of the
-lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream][, along][, across]}`
+lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack, unroll[, stream][, along][, across][, chunks]}`
 (`upcast` is the id of `u`, -1 if none; `along` the id of `j` when it is not the innermost output range) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
@@ -57,9 +61,6 @@ PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copie
 # a kernel vectorized along another range (a convolution's output channels) keeps its panel within half an L2, taking fewer
 # vectors: the input windows it reads alongside need the rest (3x3 conv 512x7x7: a 295 KB panel 1.3x faster than 590 KB)
 ALONG_PANEL_BYTES = PACK_BYTES // 2
-# a panel whose reads run contiguously is packed only when at least this many rows reuse it: fewer (the 128 rows of a GPT-2
-# projection, 16 rows) read it in place faster, as the kernel search found (1.3x at 128 rows)
-PACK_MIN_ROWS = 256
 # an `across` kernel takes blocks of rows when its reductions nest (their chains interleave across the rows) or the rest of
 # its output weighs this much (a transcendental, computed as vectors): a plain sum or mean gains nothing (1M rows of 16: 0.9x)
 BLOCK_WEIGHT = 4
@@ -232,8 +233,25 @@ def group_size(blocks: int, most: int, cores: int, slices: int) -> int:
   return min(sizes, key=lambda g: (busiest_core(blocks, g, cores), -g))
 
 
+def column_chunks(blocks: int, group: int, block_bytes: int, column_blocks: int, cores: int, chunks: int = 0, per_core: int = 2
+                  ) -> tuple[int, int]:
+  """(group, chunks) for a kernel whose groups of `u` blocks the runtime splits across `cores`. A group's blocks are kept
+  within PACK_BYTES of the reads along `u` (`block_bytes` a block: a's rows), which each block of `j` reads again from the
+  L2. When that leaves fewer than `per_core` groups per core, the cores split `j` too: each group runs as `chunks`
+  consecutive runs of the `column_blocks` blocks of `j`, so each core reads its share of the reads along `j` once instead
+  of all of them per group (b of a 16- or 128-row matmul: 4x less traffic). `chunks` given (a searched choice) is taken
+  as it is."""
+  most = max(1, min(group, PACK_BYTES // max(block_bytes, 1)))
+  groups = -(-blocks // most)
+  if not chunks:
+    if groups >= per_core * cores or column_blocks < 2: return group, 1
+    chunks = min(column_blocks, -(-per_core * cores // groups))
+    while chunks < column_blocks and groups * chunks % cores: chunks += 1
+  return -(-blocks // groups), max(1, min(chunks, column_blocks))
+
+
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
-                prefer_vector: bool = False, *, along_rows: int) -> dict[str, int] | None:
+                prefer_vector: bool = False, *, along_rows: int, chunks: int = 0) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if not loops: return None
@@ -261,7 +279,6 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   pack = allow_pack is not False and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   contiguous = all(is_contiguous(read, j) for rs in reads.values() for read in rs)
-  if pack and allow_pack is None and contiguous and range_size(candidates[-1]) < PACK_MIN_ROWS: pack = False
   if not pack and not contiguous: return None
   along = {} if j is loops[-1] else {"along": ir.IntegerAttr(j.owner.id).value}
   if not candidates:
@@ -272,13 +289,23 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   rows = min(rows, range_size(candidates[-1]))
   if along and rows < range_size(candidates[-1]): rows = min(rows, along_rows)  # unless one block holds the whole range
   blocks = -(-range_size(candidates[-1]) // rows)
-  slices = min(2 * cores, blocks) if cores > 1 and candidates[-1] is loops[0] else 1  # groups of the outermost range: work for every core
-  if pack and not along and (row_values := row_pack_values(reductions, j, candidates[-1], unroll)):  # the panel of a group's rows fits
+  outermost = cores > 1 and candidates[-1] is loops[0]  # the runtime splits the groups of u across the cores
+  slices = min(2 * cores, blocks) if outermost else 1  # groups of the outermost range: work for every core
+  row_values = row_pack_values(reductions, j, candidates[-1], unroll) if pack and not along else {}
+  if row_values:  # the panel of a group's rows fits
     per_block = max(panel_bytes(r, rows) // 4 * width(v.type) // 8 for r, values in row_values.items() for v in values)
     group = max(1, min(group, PACK_BYTES // per_block))
-  group = 1 if along else group_size(blocks, group, min(cores, slices), slices)
+  split = {}
+  if candidates[-1] is loops[0] and not along and (outermost or chunks > 1):
+    block_bytes, column_blocks = max(panel_bytes(r, rows) for r in reductions), -(-range_size(j) // (lanes * vectors))
+    # a chunk packs its group's rows again: with such a panel, only as many slices as cores
+    chunked_group, chunks = column_chunks(blocks, group, block_bytes, column_blocks, cores, chunks, 1 if row_values else 2)
+    if chunks > 1: group, split = chunked_group, {"chunks": chunks}
+  if along: group = 1
+  elif not split: group = group_size(blocks, group, min(cores, slices), slices)
   upcast = ir.IntegerAttr(candidates[-1].owner.id).value
-  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll, **along}
+  return {"lanes": lanes, "vectors": vectors, "rows": rows, "group": group, "upcast": upcast, "pack": int(pack), "unroll": unroll, **along,
+          **split}
 
 
 @register("pytc-vectorize", "mark kernels for register-blocked or streaming vector code (explain=1 prints each choice)",
@@ -292,7 +319,7 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
-      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows))
+      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows), chunks=tune.get("chunks", 0))
     if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

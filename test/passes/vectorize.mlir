@@ -17,10 +17,16 @@
 // two groups of one block, so each core gets one.
 // CORES-LABEL: func.func @matmul_few_rows(
 // CORES-SAME: group = 1 : i64
+// CORES-NOT: chunks
+// 16 rows over 128 columns: all 4 blocks of i fit one group within an L2, so the cores split its 8 blocks of j into 4 runs
+// instead (each core reads half of b once, not all of it per group).
+// CORES-LABEL: func.func @matmul_wide(
+// CORES-SAME: chunks = 4 : i64, group = 4 : i64
 
 // explain=1 prints each kernel's choice, in the order of the chunks below.
 // EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 16, 'upcast': 0, 'pack': 1, 'unroll': 0}
-// EXPLAIN-NEXT: pytc-vectorize: matmul_few_rows: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 0, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: matmul_few_rows: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: matmul_wide: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 4, 'upcast': 0, 'pack': 1, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: shifted_sum: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: row_sum: {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
@@ -56,9 +62,10 @@ func.func @matmul(%out: memref<256x16xf32>, %a: memref<256x4xf32>, %b: memref<4x
 
 // -----
 
-// The same matmul over 8 rows: fewer than 256 rows reuse a panel, so b's contiguous rows are read in place, not packed.
+// The same matmul over 8 rows: b's rows are contiguous already and still packed (in place, a panel's rows would lie a
+// row of b apart, into a few cache sets at strides of a multiple of 4 KiB).
 // CHECK-LABEL: func.func @matmul_few_rows(
-// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+// CHECK-SAME: pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
 func.func @matmul_few_rows(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memref<4x16xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 8 id 0
   %j = uop.range loop 16 id 1
@@ -69,6 +76,24 @@ func.func @matmul_few_rows(%out: memref<8x16xf32>, %a: memref<8x4xf32>, %b: memr
   %s = uop.range_reduce add %p over(%k) : f32
   %w = uop.store %s, %out[%i, %j] : memref<8x16xf32>
   %e = uop.end %w over(%i, %j) : memref<8x16xf32>
+  return
+}
+
+// -----
+
+// The same over 16 rows and 128 columns: one core splits no range, so its four blocks of i make one group as before.
+// CHECK-LABEL: func.func @matmul_wide(
+// CHECK-SAME: pytc.vector = {group = 4 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+func.func @matmul_wide(%out: memref<16x128xf32>, %a: memref<16x64xf32>, %b: memref<64x128xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 16 id 0
+  %j = uop.range loop 128 id 1
+  %k = uop.range reduce 64 id 2
+  %x = uop.index %a[%i, %k] : memref<16x64xf32>
+  %y = uop.index %b[%k, %j] : memref<64x128xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<16x128xf32>
+  %e = uop.end %w over(%i, %j) : memref<16x128xf32>
   return
 }
 

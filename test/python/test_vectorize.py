@@ -141,12 +141,12 @@ def test_max_reduction_and_column_sum() -> None:
   close(Tensor(b).sum(0).numpy(), b.sum(0))
 
 
-@pytest.mark.parametrize("rows", [96, 288])
-def test_packed_panel_matches_unpacked(rows: int) -> None:
-  """b's rows are contiguous: a panel of them is packed only when 256 rows or more reuse it."""
+@pytest.mark.parametrize("rows", [8, 96, 288])
+def test_contiguous_rows_are_packed(rows: int) -> None:
+  """b's rows are contiguous and still packed into a panel (k x one block of columns), however few rows reuse it."""
   a, b = rng.standard_normal((rows, 48)).astype(np.float32), rng.standard_normal((48, 80)).astype(np.float32)
   out = Tensor(a) @ Tensor(b)
-  assert (f"memref.alloca() : memref<48x{2 * lanes_for(80)}xf32>" in kernel_ir(out)) == (rows >= 256)
+  assert f"memref.alloca() : memref<48x{2 * lanes_for(80)}xf32>" in kernel_ir(out)
   close(out.numpy(), a @ b)
 
 
@@ -403,3 +403,22 @@ def test_blocked_row_reductions_realized_together(shape: tuple[int, ...]) -> Non
   np.testing.assert_allclose(lse.numpy(), want, rtol=1e-5)
   if x.shape[-1]: np.testing.assert_array_equal(largest.numpy(), x.max(-1))
   np.testing.assert_allclose(mean.numpy(), y.astype(np.float64).mean(-1) * 2, rtol=1e-5, atol=1e-6)
+
+
+CHUNK_INDEX = re.compile(r"scf\.parallel \((%\w+)\).*\n\s*%\w+ = arith\.remui \1, ")  # the parallel index's run of columns
+
+
+@pytest.mark.parametrize("m,k,n,transposed", [(16, 64, 1000, False), (16, 64, 80, False), (40, 33, 520, False), (128, 96, 3072, False),
+                                              (24, 50, 600, True), (1, 64, 512, False)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_cores_split_the_columns_of_few_rows(m: int, k: int, n: int, transposed: bool, dtype) -> None:
+  """Rows that fit one group within an L2 leave too few groups for the cores: they split each group's blocks of columns
+  into runs instead (chunks), whose bounds divide the blocks unevenly (1000 columns: a partial last block moved back; 80:
+  3 blocks in 3 runs). Every element of b distinct and small integers, so a run that skips or repeats a block changes the
+  exact result."""
+  a = rng.integers(-3, 4, (m, k)).astype(dtype)
+  b = (((np.arange(k * n) * 37) % 101) - 50).reshape(k, n).astype(dtype)
+  left = Tensor(np.ascontiguousarray(a.T)).T if transposed else Tensor(a)
+  out = left @ Tensor(b)
+  if Device["CPU"].target.cores > 1 and m > 1: assert CHUNK_INDEX.search(kernel_ir(out)), "the columns are not split"
+  np.testing.assert_array_equal(out.numpy().astype(np.int64), a.astype(np.int64) @ b.astype(np.int64))
