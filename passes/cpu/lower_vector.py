@@ -477,7 +477,8 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   """The blocked loops: a parallel loop over the output ranges other than `j` (`u` in groups of `group` blocks of
   `rows`), the outermost over `bounds`, inside it the blocks of `j`, inside those the blocks of `u` in the group.
   With `j` the only range, the parallel loop runs over its blocks. With `chunks` (`u` outermost), the outermost parallel
-  index runs over groups x chunks, chunks fastest, and each takes its consecutive run of the blocks of `j`."""
+  index runs over chunks x groups, groups fastest, and each takes its consecutive run of the blocks of `j`: a core's
+  consecutive indices share their runs of `j`, so it reads the panels of its runs once for all its groups."""
   if j is not loops[-1]: return tile_loops_along(loops, bounds, j, u, width, rows)
   outer = [r for r in loops if r is not j] or [j]
   blocks = -(-range_size(u) // rows) if u is not None else 0
@@ -496,8 +497,8 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
     column_blocks = -(-range_size(j) // width)
     inner = [(j, zero, index_constant(column_blocks))] if j not in starts else []
     if chunks > 1:  # this index's group, and its chunk's run of the blocks of j: [chunk * blocks / chunks, (chunk + 1) * blocks / chunks)
-      chunk, count = arith.remui(starts[u], index_constant(chunks)), index_constant(column_blocks)
-      starts[u] = arith.divui(starts[u], index_constant(chunks))
+      groups, count = index_constant(sizes[0] // chunks), index_constant(column_blocks)
+      chunk, starts[u] = arith.divui(starts[u], groups), arith.remui(starts[u], groups)
       run = [arith.divui(arith.muli(c, count), index_constant(chunks)) for c in (chunk, arith.addi(chunk, one))]
       inner = [(j, *run)]
     if u is not None:  # the group's first block of u, and how many it has (the last group of a partial count: fewer)

@@ -293,14 +293,16 @@ func.func @matmul_partial_group(%out: memref<12x16xf32>, %a: memref<12x4xf32>, %
 
 // -----
 
-// With chunks = 2 the parallel index runs over one group x 2 chunks (pytc.extent 2), chunks fastest: index p is group
-// p / 2 and takes the blocks of j from (p % 2) * 5 / 2 to (p % 2 + 1) * 5 / 2 (80 columns are 5 blocks of 16: [0, 2) and
-// [2, 5)), packing each block's panel and running the group's blocks of i over it.
+// With chunks = 2 over two groups of i (16 rows: 4 blocks of 4, groups of 2), the parallel index runs over 2 chunks x 2
+// groups (pytc.extent 4), groups fastest: index p is chunk p / 2 of group p % 2, and takes the blocks of j from
+// chunk * 5 / 2 to (chunk + 1) * 5 / 2 (80 columns are 5 blocks of 16: [0, 2) and [2, 5)), packing each block's panel
+// and running the group's blocks of i over it. A core's consecutive indices share their chunk: it reads those panels'
+// columns of b once for every group.
 // CHECK-LABEL: func.func @matmul_chunks(
-// CHECK-SAME: pytc.extent = 2 : i64
+// CHECK-SAME: pytc.extent = 4 : i64
 // CHECK: scf.parallel (%[[INDEX:.*]]) =
-// CHECK-NEXT: %[[CHUNK:.*]] = arith.remui %[[INDEX]], %c2 : index
-// CHECK-NEXT: %[[GROUP:.*]] = arith.divui %[[INDEX]], %c2 : index
+// CHECK-NEXT: %[[CHUNK:.*]] = arith.divui %[[INDEX]], %c2 : index
+// CHECK-NEXT: %[[GROUP:.*]] = arith.remui %[[INDEX]], %c2 : index
 // CHECK-NEXT: %[[NEXT:.*]] = arith.addi %[[CHUNK]], %c1 : index
 // CHECK-NEXT: %[[LOW:.*]] = arith.muli %[[CHUNK]], %c5 : index
 // CHECK-NEXT: %[[FROM:.*]] = arith.divui %[[LOW]], %c2 : index
@@ -311,16 +313,16 @@ func.func @matmul_partial_group(%out: memref<12x16xf32>, %a: memref<12x4xf32>, %
 // CHECK-NEXT: arith.muli %[[COLUMN]], %c16 : index
 // CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c2 step %c1 {
 // CHECK-NEXT: arith.addi %[[FIRST]], %[[BLOCK]] : index
-func.func @matmul_chunks(%out: memref<8x80xf32>, %a: memref<8x4xf32>, %b: memref<4x80xf32>) attributes {pytc.kernel, pytc.vector = {chunks = 2 : i64, group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
-  %i = uop.range loop 8 id 0
+func.func @matmul_chunks(%out: memref<16x80xf32>, %a: memref<16x4xf32>, %b: memref<4x80xf32>) attributes {pytc.kernel, pytc.vector = {chunks = 2 : i64, group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 16 id 0
   %j = uop.range loop 80 id 1
   %k = uop.range reduce 4 id 2
-  %x = uop.index %a[%i, %k] : memref<8x4xf32>
+  %x = uop.index %a[%i, %k] : memref<16x4xf32>
   %y = uop.index %b[%k, %j] : memref<4x80xf32>
   %p = uop.mul %x, %y : f32
   %s = uop.range_reduce add %p over(%k) : f32
-  %w = uop.store %s, %out[%i, %j] : memref<8x80xf32>
-  %e = uop.end %w over(%i, %j) : memref<8x80xf32>
+  %w = uop.store %s, %out[%i, %j] : memref<16x80xf32>
+  %e = uop.end %w over(%i, %j) : memref<16x80xf32>
   return
 }
 
