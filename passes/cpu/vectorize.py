@@ -67,6 +67,10 @@ BLOCK_WEIGHT = 4
 # a group of row blocks costs about this many blocks' work besides its blocks (it packs its panel and passes over j once): so
 # 125 blocks on 2 cores go in 4 groups of up to 32 (64 + 61 blocks), not 5 of 25 (75 + 50)
 GROUP_COST = 1
+# a register tile wider than a power of two of vectors (three, on some targets) is taken only while its partial last block
+# computes at most this share of the columns again: 1024 columns in blocks of 48 (3 %) ran faster than in blocks of 32,
+# 64 or 256 columns (50 %, 12.5 %) slower
+MAX_OVERLAP = 1 / 16
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
 
 
@@ -154,6 +158,18 @@ def uniform_roots(reduction: uop.RangeReduceOp, j: ir.Value) -> list[ir.Value]:
   return list(roots)
 
 
+def even_vectors(vectors: int) -> int:
+  """The largest power of two of vectors up to `vectors`: the block of a kernel that is no register tile reusing its reads
+  across rows (elementwise rows, a convolution's channels), or of a tile whose wider block would compute too much again
+  (see MAX_OVERLAP), so that power-of-two rows split into whole blocks."""
+  return 1 << (vectors.bit_length() - 1)
+
+
+def overlap(size: int, width: int) -> float:
+  """The share of a range of `size` computed twice in blocks of `width`, the partial last block moved back."""
+  return -(-size // width) * width / size - 1
+
+
 def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors: int) -> dict[str, int] | None:
   """Elementwise work along `j` (reductions, if any, do not vary with it: a row's max or mean): vectors along `j`
   when the store and every read that moves with `j` are contiguous along it."""
@@ -161,7 +177,7 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
   if not indices or indices[-1] != j or any(uses_any(i, {j}) for i in indices[:-1]): return None
   reads = computation(store.value)
   if not all(is_contiguous(op, j) for op in reads if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})): return None
-  vectors = max(1, min(vectors, range_size(j) // lanes))
+  vectors = max(1, min(even_vectors(vectors), range_size(j) // lanes))
   return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
 
 
@@ -268,14 +284,15 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   reads = {r: varying_reads(r, j) for r in reductions}
   if not any(reads.values()): return None
   unroll = 0
+  candidates = row_candidates(loops, j, reads)
+  if not candidates or j is not loops[-1] or overlap(range_size(j), lanes * vectors) > MAX_OVERLAP: vectors = even_vectors(vectors)
   if max(uniform_weight(r, j) for r in reductions) >= WIDE_WEIGHT:
     if all(range_size(r.ranges[-1]) % lanes == 0 for r in reductions):  # fewer, wider j blocks recompute it less often
-      unroll, vectors, rows = 1, 4 if lanes >= 16 else vectors, min(rows, 4)
+      unroll, vectors, rows = 1, 4 if lanes >= 16 else even_vectors(vectors), min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, range_size(j) // lanes))
   if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
     vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= ALONG_PANEL_BYTES for r, rs in reads.items() if rs)])
-  candidates = row_candidates(loops, j, reads)
   pack = allow_pack is not False and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   contiguous = all(is_contiguous(read, j) for rs in reads.values() for read in rs)

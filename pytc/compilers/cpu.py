@@ -29,13 +29,14 @@ class LinkError(RuntimeError):
 
 
 def kernel_pipeline(target: Target) -> str:
-  """pytc's CPU code generation for `target`: a register block of rows x 2 vectors of accumulators must fit the vector
-  registers with room for the operands (32 registers: 8 rows, 16: 4); the blocks keep work for every core, and up to 64
-  of them share one packed panel (the kernel search's choice on square and transposed matmuls from 1024: 1.03-1.5x). CSE
+  """pytc's CPU code generation for `target`: a register block of rows x the target's tile vectors of accumulators must
+  fit the vector registers with room for the operands (32 registers: 8 rows, 16: 4); the blocks keep work for every
+  core, and up to 64 of them share one packed panel (the kernel search's choice on square and transposed matmuls from 1024: 1.03-1.5x). CSE
   last: a value every vector of a tile row reads (a convolution's gated input) is emitted once per tile, and the IR LLVM
   gets is a fifth smaller (first calls of GPT-2-small and ResNet-18 10-15 % faster)."""
   rows = 8 if target.vector_registers >= 32 else 4
-  return (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={target.vector_lanes} rows={rows} group=64 cores={target.cores}}}, "
+  return (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={target.vector_lanes} rows={rows} vectors={target.tile_vectors} group=64 "
+          f"cores={target.cores}}}, "
           "pytc-lower-kernels, canonicalize{top-down=false}, cse)")
 
 

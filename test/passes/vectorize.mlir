@@ -2,6 +2,17 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=explain=1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=cores=2 | FileCheck %s --check-prefix=CORES
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='rows=8 along_rows=2' | FileCheck %s --check-prefix=ALONG
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize='vectors=3' | FileCheck %s --check-prefix=THREE
+
+// Register tiles three vectors wide where that computes at most 1/16 of the columns twice: 24 columns are one block of 3
+// vectors; 128 columns would be 6 blocks of 24 (144 columns, 12.5 % again), so 2 vectors; a stream (elementwise along
+// the row) takes a power of two of vectors, so that power-of-two rows split into whole blocks.
+// THREE-LABEL: func.func @matmul_wide(
+// THREE-SAME: vectors = 2 : i64
+// THREE-LABEL: func.func @matmul_narrow_three(
+// THREE-SAME: vectors = 3 : i64
+// THREE-LABEL: func.func @scaled_rows(
+// THREE-SAME: stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64
 
 // A kernel vectorized along another range than its innermost (a convolution, whose input reads are gathered and gated
 // per row) takes at most along_rows rows, unless rows cover the whole range in one block (conv_narrow's 5 columns);
@@ -27,6 +38,8 @@
 // EXPLAIN: pytc-vectorize: matmul: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 16, 'upcast': 0, 'pack': 1, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: matmul_few_rows: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 2, 'upcast': 0, 'pack': 1, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: matmul_wide: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 4, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: matmul_narrow_three: {'lanes': 8, 'vectors': 2, 'rows': 4, 'group': 4, 'upcast': 0, 'pack': 1, 'unroll': 0}
+// EXPLAIN-NEXT: pytc-vectorize: scaled_rows: {{.*}}'stream': 1}
 // EXPLAIN-NEXT: pytc-vectorize: shifted_sum: {'lanes': 8, 'vectors': 1, 'rows': 1, 'group': 1, 'upcast': -1, 'pack': 0, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: row_sum: {{.*}}'across': 1}
 // EXPLAIN-NEXT: pytc-vectorize: narrow_matmul: scalar loops
@@ -94,6 +107,40 @@ func.func @matmul_wide(%out: memref<16x128xf32>, %a: memref<16x64xf32>, %b: memr
   %s = uop.range_reduce add %p over(%k) : f32
   %w = uop.store %s, %out[%i, %j] : memref<16x128xf32>
   %e = uop.end %w over(%i, %j) : memref<16x128xf32>
+  return
+}
+
+// -----
+
+// 24 columns: one block of 2 vectors and a partial one moved back over it by default; with vectors=3, one block of 3.
+// CHECK-LABEL: func.func @matmul_narrow_three(
+// CHECK-SAME: vectors = 2 : i64
+func.func @matmul_narrow_three(%out: memref<16x24xf32>, %a: memref<16x64xf32>, %b: memref<64x24xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 16 id 0
+  %j = uop.range loop 24 id 1
+  %k = uop.range reduce 64 id 2
+  %x = uop.index %a[%i, %k] : memref<16x64xf32>
+  %y = uop.index %b[%k, %j] : memref<64x24xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %w = uop.store %s, %out[%i, %j] : memref<16x24xf32>
+  %e = uop.end %w over(%i, %j) : memref<16x24xf32>
+  return
+}
+
+// -----
+
+// Rows of 48 scaled: elementwise along the row (stream), 2 vectors of 8 lanes at a time.
+// CHECK-LABEL: func.func @scaled_rows(
+// CHECK-SAME: stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 2 : i64
+func.func @scaled_rows(%out: memref<4x48xf32>, %x: memref<4x48xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 48 id 1
+  %v = uop.index %x[%i, %j] : memref<4x48xf32>
+  %two = uop.const 2.0 : f32
+  %y = uop.mul %v, %two : f32
+  %w = uop.store %y, %out[%i, %j] : memref<4x48xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x48xf32>
   return
 }
 

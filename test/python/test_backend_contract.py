@@ -169,10 +169,10 @@ def test_the_same_graph_on_two_backends_shares_its_binary(serial):
 
 
 def test_pipelines_are_built_from_the_target():
-  wide = replace(host_cpu(), vector_lanes=16, vector_registers=32, cores=4)
-  narrow = replace(host_cpu(), vector_lanes=8, vector_registers=16, cores=1)
-  assert "pytc-vectorize{lanes=16 rows=8 group=64 cores=4}" in CPUCompiler(wide).kernel_pipeline()
-  assert "pytc-vectorize{lanes=8 rows=4 group=64 cores=1}" in CPUCompiler(narrow).kernel_pipeline()
+  wide = replace(host_cpu(), vector_lanes=16, vector_registers=32, tile_vectors=3, cores=4)
+  narrow = replace(host_cpu(), vector_lanes=8, vector_registers=16, tile_vectors=2, cores=1)
+  assert "pytc-vectorize{lanes=16 rows=8 vectors=3 group=64 cores=4}" in CPUCompiler(wide).kernel_pipeline()
+  assert "pytc-vectorize{lanes=8 rows=4 vectors=2 group=64 cores=1}" in CPUCompiler(narrow).kernel_pipeline()
   assert CPUCompiler(wide).cache_key("ir") != CPUCompiler(replace(wide, cores=2)).cache_key("ir")
   other_host = replace(host_cpu(), features=("Another CPU", "sse2"))
   assert CPUCompiler(host_cpu()).cache_key("ir") != CPUCompiler(other_host).cache_key("ir")
