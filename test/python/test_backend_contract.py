@@ -178,6 +178,17 @@ def test_pipelines_are_built_from_the_target():
   assert CPUCompiler(host_cpu()).cache_key("ir") != CPUCompiler(other_host).cache_key("ir")
 
 
+@pytest.mark.parametrize("model,flags,lanes,tile_vectors", [("Intel(R) Xeon(R) Platinum", ("avx512f", "fma"), 16, 3),
+                                                          ("AMD EPYC 9R14", ("avx512f", "fma"), 16, 2),
+                                                          ("Intel(R) Core(TM) i7", ("avx2", "fma"), 8, 2), ("", (), 8, 2)])
+def test_the_host_target_reads_the_processor(monkeypatch, model: str, flags: tuple[str, ...], lanes: int, tile_vectors: int):
+  """Vector lanes from AVX-512; register tiles three vectors wide only on Intel's AVX-512 cores."""
+  import pytc.runtime.target as target
+  monkeypatch.setattr(target, "cpu_features", lambda: (model, *flags) if model else ())
+  read = target.host_cpu.__wrapped__()
+  assert (read.vector_lanes, read.tile_vectors) == (lanes, tile_vectors)
+
+
 class NARROWDevice(SERIALDevice):
   """SERIAL with a target of 4-lane vectors: the same compiler builds other kernels for it."""
   def __init__(self, name: str):
