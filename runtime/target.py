@@ -24,6 +24,7 @@ class Target:
   vector_lanes: int = 1  # 32-bit lanes of one vector register
   vector_registers: int = 0  # architectural vector registers (what register blocking may keep live)
   tile_vectors: int = 2  # vectors side by side in a register tile of a matmul-like kernel (rows x tile_vectors accumulators)
+  l2_bytes: int = 0  # the L2 cache of one core (0: unknown)
   fma: bool = False  # fused multiply-add in one instruction
   native_transcendentals: frozenset[str] = frozenset()  # math ops the hardware computes itself (else pytc's polynomials)
   math_library: bool = True  # its code links a math library (libm, libdevice); else f64 math and pow are pytc's polynomials too
@@ -61,8 +62,26 @@ def host_cpu() -> Target:
   wide = "avx512f" in features
   intel = bool(features) and "Intel" in features[0]
   return Target("cpu", f"{platform.machine()}-{platform.system()}".lower(), features, vector_lanes=16 if wide else 8,
-                vector_registers=32 if wide else 16, tile_vectors=3 if wide and intel else 2, fma="fma" in features or "asimd" in features,
+                vector_registers=32 if wide else 16, tile_vectors=3 if wide and intel else 2, l2_bytes=l2_bytes(),
+                fma="fma" in features or "asimd" in features,
                 native_transcendentals=frozenset({"sqrt"}), cores=usable_cores())
+
+
+def l2_bytes(cache_folder: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
+  """The size of the first core's L2 cache as Linux reports it (`index<n>/level` 2, `size` like 2048K), 0 where it does not
+  or the entry is malformed."""
+  try: entries = sorted(os.listdir(cache_folder))
+  except OSError: return 0
+  for entry in entries:
+    try:
+      with open(os.path.join(cache_folder, entry, "level")) as level, open(os.path.join(cache_folder, entry, "size")) as size:
+        if level.read().strip() != "2": continue
+        text = size.read().strip()
+    except OSError: continue
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = (text[:-1], units[text[-1]]) if text[-1:] in units else (text, 1)
+    return int(number) * unit if number.isdigit() else 0
+  return 0
 
 
 def usable_cores() -> int:

@@ -7,7 +7,7 @@ upcast): `rows * vectors` accumulator vectors stay in registers across the whole
 read along `j` is reused for all `rows`. `u` is the innermost output range that no read along `j` depends on,
 so the reuse is real; blocks of `u` come in groups of up to `group` that share one pass over `j`, fewer when `u` is the
 outermost range, so that it keeps at least two groups per core on several cores (`cores`: the runtime splits that range across them),
-unless fewer groups hold all of `u` within an L2: then the cores split each group's blocks of `j` into `chunks` runs
+unless fewer groups hold all of `u` within an L2 (`l2`): then the cores split each group's blocks of `j` into `chunks` runs
 instead (column_chunks), and each reads its share of the panels once. A
 kernel with no such `u` (one output row: a column sum, a vector times a matrix) keeps scalar loops when pytc-order-loops
 looped its reductions outside `j`: with no read to reuse, reading memory in order is what counts. With `pack`, the
@@ -249,15 +249,15 @@ def group_size(blocks: int, most: int, cores: int, slices: int) -> int:
   return min(sizes, key=lambda g: (busiest_core(blocks, g, cores), -g))
 
 
-def column_chunks(blocks: int, group: int, block_bytes: int, column_blocks: int, cores: int, chunks: int = 0, per_core: int = 2
+def column_chunks(blocks: int, group: int, block_bytes: int, column_blocks: int, cores: int, l2: int, chunks: int = 0, per_core: int = 2
                   ) -> tuple[int, int]:
   """(group, chunks) for a kernel whose groups of `u` blocks the runtime splits across `cores`. A group's blocks are kept
-  within PACK_BYTES of the reads along `u` (`block_bytes` a block: a's rows), which each block of `j` reads again from the
-  L2. When that leaves fewer than `per_core` groups per core, the cores split `j` too: each group runs as `chunks`
-  consecutive runs of the `column_blocks` blocks of `j`, so each core reads its share of the reads along `j` once instead
-  of all of them per group (b of a 16- or 128-row matmul: 4x less traffic). `chunks` given (a searched choice) is taken
-  as it is."""
-  most = max(1, min(group, PACK_BYTES // max(block_bytes, 1)))
+  within an L2 (`l2` bytes) of the reads along `u` (`block_bytes` a block: a's rows), which each block of `j` reads again
+  (a whole 2 MiB L2 of them ran 128 x 3072 x 768 and 256 x 4096 x 256 matmuls 1.15x faster than half of it). When that
+  leaves fewer than `per_core` groups per core, the cores split `j` too: each group runs as `chunks` consecutive runs of
+  the `column_blocks` blocks of `j`, so each core reads its share of the reads along `j` once instead of all of them per
+  group (b of a 16- or 128-row matmul: 4x less traffic). `chunks` given (a searched choice) is taken as it is."""
+  most = max(1, min(group, l2 // max(block_bytes, 1)))
   groups = -(-blocks // most)
   if not chunks:
     if groups >= per_core * cores or column_blocks < 2: return group, 1
@@ -267,7 +267,7 @@ def column_chunks(blocks: int, group: int, block_bytes: int, column_blocks: int,
 
 
 def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group: int, allow_pack: bool | None = None, cores: int = 1,
-                prefer_vector: bool = False, *, along_rows: int, chunks: int = 0) -> dict[str, int] | None:
+                prefer_vector: bool = False, *, along_rows: int, chunks: int = 0, l2: int = PACK_BYTES) -> dict[str, int] | None:
   end = kernel_end(kernel)
   loops = list(end.ranges)
   if not loops: return None
@@ -316,7 +316,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if candidates[-1] is loops[0] and not along and (outermost or chunks > 1):
     block_bytes, column_blocks = max(panel_bytes(r, rows) for r in reductions), -(-range_size(j) // (lanes * vectors))
     # a chunk packs its group's rows again: with such a panel, only as many slices as cores
-    chunked_group, chunks = column_chunks(blocks, group, block_bytes, column_blocks, cores, chunks, 1 if row_values else 2)
+    chunked_group, chunks = column_chunks(blocks, group, block_bytes, column_blocks, cores, l2, chunks, 1 if row_values else 2)
     if chunks > 1: group, split = chunked_group, {"chunks": chunks}
   if along: group = 1
   elif not split: group = group_size(blocks, group, min(cores, slices), slices)
@@ -329,14 +329,15 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
           takes=("split", "scheduled", "kernel"))
 def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8, rows: Annotated[int, Within(1, 64)] = 4,
               vectors: Annotated[int, Within(1, 16)] = 2, group: Annotated[int, Within(1, 4096)] = 16, cores: Annotated[int, Within(1, 1024)] = 1,
-              along_rows: Annotated[int, Within(1, 64)] = 4, explain: bool = False) -> None:
+              along_rows: Annotated[int, Within(1, 64)] = 4, l2: Annotated[int, Within(1 << 10, 1 << 34)] = PACK_BYTES,
+              explain: bool = False) -> None:
   verbose = explain or DEBUG >= 3
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if not KERNEL.get(fn): continue
     tune = TUNE.get(fn, {})
     tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
       "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
-      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows), chunks=tune.get("chunks", 0))
+      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows), chunks=tune.get("chunks", 0), l2=l2)
     if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)

@@ -19,6 +19,7 @@ from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
 from pytc.runtime.target import Target
 
+L2_UNKNOWN = 1 << 20  # the L2 of a core taken where the host does not report it
 LLVM_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                  "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
                  "convert-cf-to-llvm, reconcile-unrealized-casts)")
@@ -33,10 +34,11 @@ def kernel_pipeline(target: Target) -> str:
   fit the vector registers with room for the operands (32 registers: 8 rows, 16: 4); the blocks keep work for every
   core, and up to 64 of them share one packed panel (the kernel search's choice on square and transposed matmuls from 1024: 1.03-1.5x). CSE
   last: a value every vector of a tile row reads (a convolution's gated input) is emitted once per tile, and the IR LLVM
-  gets is a fifth smaller (first calls of GPT-2-small and ResNet-18 10-15 % faster)."""
+  gets is a fifth smaller (first calls of GPT-2-small and ResNet-18 10-15 % faster). The L2 bounds how many of a matmul's
+  rows one group of blocks takes before the cores split its columns (see pytc-vectorize's column_chunks)."""
   rows = 8 if target.vector_registers >= 32 else 4
   return (f"builtin.module(pytc-order-loops, pytc-vectorize{{lanes={target.vector_lanes} rows={rows} vectors={target.tile_vectors} group=64 "
-          f"cores={target.cores}}}, "
+          f"cores={target.cores} l2={target.l2_bytes or L2_UNKNOWN}}}, "
           "pytc-lower-kernels, canonicalize{top-down=false}, cse)")
 
 

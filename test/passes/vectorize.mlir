@@ -3,6 +3,12 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize=cores=2 | FileCheck %s --check-prefix=CORES
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='rows=8 along_rows=2' | FileCheck %s --check-prefix=ALONG
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='vectors=3' | FileCheck %s --check-prefix=THREE
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize='cores=2 l2=2048' | FileCheck %s --check-prefix=SMALL-L2
+
+// An L2 of 2 KiB holds a's rows of only two of matmul_wide's 4 blocks (1 KiB each): two groups, each in two runs of the
+// columns (4 slices for the 2 cores).
+// SMALL-L2-LABEL: func.func @matmul_wide(
+// SMALL-L2-SAME: chunks = 2 : i64, group = 2 : i64
 
 // Register tiles three vectors wide where that computes at most 1/16 of the columns twice: 24 columns are one block of 3
 // vectors; 128 columns would be 6 blocks of 24 (144 columns, 12.5 % again), so 2 vectors; a stream (elementwise along

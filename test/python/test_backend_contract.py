@@ -169,10 +169,10 @@ def test_the_same_graph_on_two_backends_shares_its_binary(serial):
 
 
 def test_pipelines_are_built_from_the_target():
-  wide = replace(host_cpu(), vector_lanes=16, vector_registers=32, tile_vectors=3, cores=4)
-  narrow = replace(host_cpu(), vector_lanes=8, vector_registers=16, tile_vectors=2, cores=1)
-  assert "pytc-vectorize{lanes=16 rows=8 vectors=3 group=64 cores=4}" in CPUCompiler(wide).kernel_pipeline()
-  assert "pytc-vectorize{lanes=8 rows=4 vectors=2 group=64 cores=1}" in CPUCompiler(narrow).kernel_pipeline()
+  wide = replace(host_cpu(), vector_lanes=16, vector_registers=32, tile_vectors=3, cores=4, l2_bytes=2 << 20)
+  narrow = replace(host_cpu(), vector_lanes=8, vector_registers=16, tile_vectors=2, cores=1, l2_bytes=0)
+  assert "pytc-vectorize{lanes=16 rows=8 vectors=3 group=64 cores=4 l2=2097152}" in CPUCompiler(wide).kernel_pipeline()
+  assert "pytc-vectorize{lanes=8 rows=4 vectors=2 group=64 cores=1 l2=1048576}" in CPUCompiler(narrow).kernel_pipeline()
   assert CPUCompiler(wide).cache_key("ir") != CPUCompiler(replace(wide, cores=2)).cache_key("ir")
   other_host = replace(host_cpu(), features=("Another CPU", "sse2"))
   assert CPUCompiler(host_cpu()).cache_key("ir") != CPUCompiler(other_host).cache_key("ir")
@@ -187,6 +187,19 @@ def test_the_host_target_reads_the_processor(monkeypatch, model: str, flags: tup
   monkeypatch.setattr(target, "cpu_features", lambda: (model, *flags) if model else ())
   read = target.host_cpu.__wrapped__()
   assert (read.vector_lanes, read.tile_vectors) == (lanes, tile_vectors)
+
+
+@pytest.mark.parametrize("entries,expected", [({"index0": ("1", "48K"), "index2": ("2", "2048K"), "index3": ("3", "480M")}, 2 << 20),
+                                              ({"index1": ("2", "1M")}, 1 << 20), ({"index0": ("2", "524288")}, 1 << 19),
+                                              ({"index0": ("1", "32K")}, 0), ({"index0": ("2", "lotsK")}, 0), ({"index0": ("2", "")}, 0), (None, 0)])
+def test_the_host_l2_is_read_from_the_cache_folder(tmp_path, entries: dict | None, expected: int):
+  """Linux's cache entries (level, size with a K/M/G suffix or none); 0 for no level-2 entry, a malformed size or no folder."""
+  from pytc.runtime.target import l2_bytes
+  for name, (level, size) in (entries or {}).items():
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "level").write_text(f"{level}\n")
+    (tmp_path / name / "size").write_text(f"{size}\n")
+  assert l2_bytes(str(tmp_path if entries is not None else tmp_path / "missing")) == expected
 
 
 class NARROWDevice(SERIALDevice):
