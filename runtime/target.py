@@ -67,6 +67,9 @@ def host_cpu() -> Target:
                 native_transcendentals=frozenset({"sqrt"}), cores=usable_cores())
 
 
+SIZE_UNITS = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}  # the suffixes of Linux's cache sizes
+
+
 def l2_bytes(cache_folder: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
   """The size of the first core's L2 cache as Linux reports it (`index<n>/level` 2, `size` like 2048K), 0 where it does not
   or the entry is malformed."""
@@ -78,8 +81,7 @@ def l2_bytes(cache_folder: str = "/sys/devices/system/cpu/cpu0/cache") -> int:
         if level.read().strip() != "2": continue
         text = size.read().strip()
     except OSError: continue
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    number, unit = (text[:-1], units[text[-1]]) if text[-1:] in units else (text, 1)
+    number, unit = (text[:-1], SIZE_UNITS[text[-1]]) if text[-1:] in SIZE_UNITS else (text, 1)
     return int(number) * unit if number.isdigit() else 0
   return 0
 

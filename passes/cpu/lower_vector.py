@@ -494,13 +494,12 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
   with point:
     if j in starts: starts[j] = block_start(starts[j], width, range_size(j))
-    column_blocks = -(-range_size(j) // width)
-    inner = [(j, zero, index_constant(column_blocks))] if j not in starts else []
+    column_blocks = index_constant(-(-range_size(j) // width))
     if chunks > 1:  # this index's group, and its chunk's run of the blocks of j: [chunk * blocks / chunks, (chunk + 1) * blocks / chunks)
-      groups, count = index_constant(sizes[0] // chunks), index_constant(column_blocks)
+      groups = index_constant(sizes[0] // chunks)
       chunk, starts[u] = arith.divui(starts[u], groups), arith.remui(starts[u], groups)
-      run = [arith.divui(arith.muli(c, count), index_constant(chunks)) for c in (chunk, arith.addi(chunk, one))]
-      inner = [(j, *run)]
+      inner = [(j, *[arith.divui(arith.muli(c, column_blocks), index_constant(chunks)) for c in (chunk, arith.addi(chunk, one))])]
+    else: inner = [(j, zero, column_blocks)] if j not in starts else []
     if u is not None:  # the group's first block of u, and how many it has (the last group of a partial count: fewer)
       first = arith.muli(starts[u], index_constant(group))
       count = index_constant(group) if blocks % group == 0 else arith.minsi(index_constant(group), arith.subi(index_constant(blocks), first))

@@ -313,7 +313,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
     per_block = max(panel_bytes(r, rows) // 4 * width(v.type) // 8 for r, values in row_values.items() for v in values)
     group = max(1, min(group, PACK_BYTES // per_block))
   split = {}
-  if candidates[-1] is loops[0] and not along and (outermost or chunks > 1):
+  if candidates[-1] is loops[0] and not along and (cores > 1 or chunks > 1):
     block_bytes, column_blocks = max(panel_bytes(r, rows) for r in reductions), -(-range_size(j) // (lanes * vectors))
     # a chunk packs its group's rows again: with such a panel, only as many slices as cores
     chunked_group, chunks = column_chunks(blocks, group, block_bytes, column_blocks, cores, l2, chunks, 1 if row_values else 2)
