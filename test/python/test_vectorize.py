@@ -423,3 +423,35 @@ def test_cores_split_the_columns_of_few_rows(m: int, k: int, n: int, transposed:
   out = left @ Tensor(b)
   if Device["CPU"].target.cores > 1 and m > 1: assert CHUNK_RUN.search(kernel_ir(out)), "the columns are not split"
   np.testing.assert_array_equal(out.numpy().astype(np.int64), a.astype(np.int64) @ b.astype(np.int64))
+
+
+@pytest.mark.parametrize("m,k,n", [(0, 64, 1000), (16, 0, 1000), (1, 64, 1000), (16, 1, 1000), (16, 64, 1)])
+def test_split_columns_with_empty_and_single_dims(m: int, k: int, n: int) -> None:
+  a, b = rng.integers(-3, 4, (m, k)).astype(np.float32), rng.integers(-3, 4, (k, n)).astype(np.float32)
+  np.testing.assert_array_equal((Tensor(a) @ Tensor(b)).numpy(), a @ b)
+
+
+def test_split_columns_with_special_values_unsigned_several_outputs_and_threads() -> None:
+  """The columns of a 16-row matmul split across the cores: inf, NaN and -0.0 in a reach the right outputs, two products
+  realized together, uint8 accumulating in uint32, and four threads at once, all as NumPy."""
+  import threading
+
+  from pytc import dtypes
+  x, y = rng.standard_normal((16, 96)).astype(np.float32), rng.standard_normal((96, 1000)).astype(np.float32)
+  x[0, 0], x[5, 1], x[9, 2] = np.inf, np.nan, -0.0
+  first, second = Tensor(x) @ Tensor(y), Tensor(x) @ Tensor(y * 2)
+  Tensor.realize(first, second)
+  with np.errstate(invalid="ignore"):
+    for got, want in ((first, x @ y), (second, x @ (y * 2))):
+      assert np.isnan(want).any() and np.isinf(want).any()
+      np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-3)
+  a, b = rng.integers(0, 3, (16, 300)), rng.integers(0, 3, (300, 1000))
+  np.testing.assert_array_equal(Tensor(a.astype(np.uint8)).dot(Tensor(b.astype(np.uint8)), dtype=dtypes.uint32).numpy(), a @ b)
+  results: dict[int, np.ndarray] = {}
+  def run(i: int) -> None: results[i] = (Tensor(x[:, :90]) @ Tensor(y[:90])).numpy()
+  threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+  for t in threads: t.start()
+  for t in threads: t.join()
+  assert len(results) == 4
+  with np.errstate(invalid="ignore"): want = x[:, :90] @ y[:90]
+  for got in results.values(): np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
