@@ -211,7 +211,7 @@ class TinyJit(Replay):
     the calling thread (graph.alone), no random keys to write, no input returned, no kernel timing (DEBUG>=2)."""
     graph, nodes = self.graph, self.replayed_nodes
     plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.rng_calls or self.returned_inputs or DEBUG >= 2)
-    self._armed = (Tensor, tuple(nodes), self.result, graph.lock, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None
+    self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""

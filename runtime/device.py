@@ -115,10 +115,11 @@ class Compiled:
     (a command graph's last buffer for this device, submitted again on every run)."""
     return lambda: self.submit(command_buffer + self.queue().signal(self.timeline, self.next_timeline_value()).bytes())
 
-  def immediate(self, command_buffer: bytes) -> Callable[[], bool] | None:
+  def immediate(self, command_buffer: bytes, brief: bool = False) -> Callable[[], bool] | None:
     """For a device that can: a function executing `command_buffer` (waiting on no signal) on the calling thread, finished on
     return, when its queue is idle, and saying whether it did (when not, the caller submits the buffer instead). A buffer run
-    so takes no timeline value: the caller waits for nothing."""
+    so takes no timeline value: the caller waits for nothing. `brief`: its work is so short that other Python threads need
+    not run meanwhile."""
     return None
 
   # A backend defines these: its queue's execution, the timeline, recovery.

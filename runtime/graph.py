@@ -33,6 +33,9 @@ from pytc.helpers import DEBUG, GlobalCounters
 from pytc.runtime.hcq import SUBMIT_LOCK, Signal
 
 COMPUTE, COPY = "compute", "copy"
+# a graph whose steps' buffers add up to no more than this runs for microseconds: run at once, it keeps the GIL (letting go of
+# it and taking it back would cost a good part of such a run)
+BRIEF_BYTES = 1 << 18
 Place = tuple[Any, str] | None  # (device, queue), None for the host
 
 
@@ -73,6 +76,7 @@ class CommandGraph:
   """The command buffers of `steps` (see the module's doc), built once; `run()` submits them and waits for every device."""
   def __init__(self, steps: list[Step]):
     self.steps, self.lock, self.stamped = steps, threading.Lock(), set()
+    self.timed = DEBUG >= 2  # timestamps around each device's work and each kernel (else the buffers hold none)
     self.kernel_args: list[Any] = []  # per kernel step, in order: its LaunchArgs (TinyJit re-points them)
     self.stamps: list[tuple[int, Signal, Signal]] = []  # DEBUG=2: (step, before, after) around each kernel
     self.nodes = nodes = [node for number, step in enumerate(steps) for node in self._nodes(number, step)]
@@ -88,7 +92,8 @@ class CommandGraph:
     self.finals = self._finals(nodes)
     # one device's one buffer, waiting on nothing: the device may run it at once (when idle) instead of queueing it
     alone = len(self.finals) == 1 and not (self.actions or self.signals or self.sources)
-    self.alone = self.finals[0][0].immediate(self.finals[0][1]) if alone else None
+    brief = sum(buffer.nbytes for step in steps for buffer in step.buffers) <= BRIEF_BYTES
+    self.alone = self.finals[0][0].immediate(self.finals[0][1], brief) if alone else None
     if DEBUG >= 3: print("command graph:" + "".join(f"\n  {line}" for line in self.plan()))
 
   # ***** building *****
@@ -120,7 +125,7 @@ class CommandGraph:
             Node((device, COMPUTE), _copy(first.address, staging.address, nbytes), id(first), (id(staging),), number, f"{what} from staging")]
 
   def _launch(self, queue: Any, number: int, device: Any, kernel: Any, args: Any) -> None:
-    if DEBUG >= 2:
+    if self.timed:
       self.stamps.append((number, before := device.new_signal(), after := device.new_signal()))
       queue.timestamp(before).exec(kernel, args).timestamp(after)
     else: queue.exec(kernel, args)
@@ -160,14 +165,14 @@ class CommandGraph:
     if (queue := self.pending.get(place)) is None:
       device, ring = place
       queue = self.pending[place] = device.queue() if ring == COMPUTE else device.copy_queue()
-      if ring == COMPUTE and id(device) not in self.stamped:  # the device's first compute command buffer: when its work began
+      if self.timed and ring == COMPUTE and id(device) not in self.stamped:  # the device's first compute command buffer: when its work began
         self.stamped.add(id(device))
         queue.timestamp(self.began[id(device)])
     return queue
 
   def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal, Signal, Callable[[], None]]]:
     """Per device, what its last compute command buffer holds before the timeline signal: waits for its other queues' last
-    steps, the end timestamp; with the signals of when its work began and ended, and the device's function submitting it
+    steps, the end timestamp (DEBUG=2); with the signals of when its work began and ended, and the device's function submitting it
     with the timeline's next value. The copy queues' pending buffers go to `actions` first."""
     last = {n.place: i for i, n in enumerate(nodes) if n.place is not None}
     for (device, ring), queue in list(self.pending.items()):
@@ -177,7 +182,8 @@ class CommandGraph:
       queue = self.pending.get((device, COMPUTE)) or self._queue((device, COMPUTE))
       for place, index in last.items():
         if place[0] is device and place[1] != COMPUTE: queue.wait(self.signals[place], index + 1)
-      queue.timestamp(ended := device.new_signal())
+      ended = device.new_signal()
+      if self.timed: queue.timestamp(ended)
       data = queue.bytes()
       finals.append((device, data, self.began[id(device)], ended, device.timeline_submitter(data)))
     self.pending.clear()
@@ -205,7 +211,7 @@ class CommandGraph:
   def run(self) -> None:
     """Submit everything, each device's timeline signal last, and wait until every device reached it."""
     with self.lock: self._submit_and_wait()
-    if DEBUG >= 2: self._account()
+    if self.timed: self._account()
 
   def run_over(self, buffers: list[tuple[Any, ...]]) -> None:
     """Run again over other buffers: per kernel step, in order, the raw buffers its arguments point at from now on (those
@@ -214,7 +220,7 @@ class CommandGraph:
       for args, step_buffers in zip(self.kernel_args, buffers, strict=True):
         for position, buffer in enumerate(step_buffers): args.set(position, buffer)
       self._submit_and_wait()
-    if DEBUG >= 2: self._account()
+    if self.timed: self._account()
 
   def _submit_and_wait(self) -> None:
     if self.alone is not None and self.alone(): return

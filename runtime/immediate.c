@@ -1,38 +1,123 @@
 // Work run at once on the calling thread, with no Python between its steps (the CPython module pytc.runtime._immediate).
 //
-// Immediate(queue, command_buffer, run, show): calling it executes the buffer with pytc_queue_run (`run`, its address)
-// when the CPU queue is idle: its device not stopped, its execution lock free, nothing outstanding. It returns whether it
-// ran; it declines (False) otherwise, leaving the buffer to a submission. `show` (or None) is called before each run.
-// After each SIGNAL the device's waiters are woken; a packet that fails hands the stop to queue._immediate_stopped(epoch,
-// command_buffer, offset, status), which raises.
+// ExecutionLock: the CPU queue's execution lock, a plain lock (acquire(blocking=True), release()) that this module's C takes
+// without calling Python. It may be released by another thread than the one that acquired it, as threading.Lock.
 //
-// Replay, TinyJit's base: its `_armed` is None or (Tensor, nodes, result, lock, immediate, captures, counters, kernels).
+// Immediate(queue, command_buffer, run, show, brief): calling it executes the buffer with pytc_queue_run (`run`, its
+// address) when the CPU queue is idle: its device not stopped, its execution lock (an ExecutionLock) free, nothing
+// outstanding. It returns whether it ran; it declines (False) otherwise, leaving the buffer to a submission. `show` (or
+// None) is called before each run. A `brief` buffer runs holding the GIL (its work is shorter than letting go of the GIL
+// and taking it back, and no packet of it waits); others let other Python threads run meanwhile. After each SIGNAL the
+// device's waiters are woken; a packet that fails hands the stop to queue._immediate_stopped(epoch, command_buffer, offset,
+// status), which raises.
+//
+// Replay, TinyJit's base: its `_armed` is None or (Tensor, nodes, result, immediate, captures, counters, kernels).
 // A call whose positional arguments are Tensors of exactly `nodes` (no keywords), outside any capture on this thread
-// (captures.jits empty), runs `immediate` holding `lock` (both taken without blocking), adds `kernels` to
-// counters.kernel_count and returns `result`. Any other call, or one the locks or the queue decline, goes to self._call.
+// (captures.jits empty), runs `immediate`, adds `kernels` to counters.kernel_count and returns `result`. Any other call, or
+// one the queue declines, goes to self._call. The graph's own lock is not taken: the queue's execution lock already keeps
+// any other run of the buffer out while this one executes, and a graph run elsewhere that finds the queue busy submits.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 #include <stdint.h>
 #include <structmember.h>
 
 typedef int (*queue_run_fn)(const uint8_t *buffer, uint64_t nbytes, uint64_t *offset, int64_t timeout_ns);
 enum { DONE, SIGNALED };
-enum { TENSOR, NODES, RESULT, LOCK, IMMEDIATE, CAPTURES, COUNTERS, KERNELS, ARMED_FIELDS };
+enum { TENSOR, NODES, RESULT, IMMEDIATE, CAPTURES, COUNTERS, KERNELS, ARMED_FIELDS };
 
-static PyObject *s_device, *s_executing, *s_error, *s_acquire, *s_release, *s_outstanding, *s_epoch, *s_changed, *s_waiting,
+static PyObject *s_device, *s_executing, *s_error, *s_outstanding, *s_epoch, *s_changed, *s_waiting,
     *s_notify_waiters, *s_lazydata, *s_jits, *s_kernel_count, *s_call;
+
+typedef struct {
+  PyObject_HEAD
+  PyThread_type_lock lock;
+  int held;  // read and written holding the GIL
+} ExecutionLock;
+
+static PyObject *execution_lock_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  if (PyTuple_GET_SIZE(args) != 0 || (kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0)) {
+    PyErr_SetString(PyExc_TypeError, "ExecutionLock() takes no arguments");
+    return NULL;
+  }
+  ExecutionLock *self = (ExecutionLock *)type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  if ((self->lock = PyThread_allocate_lock()) == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject *)self;
+}
+
+// Takes the lock without blocking: whether it did.
+static int execution_lock_try(ExecutionLock *self) {
+  if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) return 0;
+  self->held = 1;
+  return 1;
+}
+
+static void execution_lock_release_held(ExecutionLock *self) {
+  self->held = 0;
+  PyThread_release_lock(self->lock);
+}
+
+static PyObject *execution_lock_acquire(ExecutionLock *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"blocking", NULL};
+  int blocking = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:acquire", names, &blocking)) return NULL;
+  if (execution_lock_try(self)) Py_RETURN_TRUE;
+  if (!blocking) Py_RETURN_FALSE;
+  Py_BEGIN_ALLOW_THREADS
+  PyThread_acquire_lock(self->lock, WAIT_LOCK);
+  Py_END_ALLOW_THREADS
+  self->held = 1;
+  Py_RETURN_TRUE;
+}
+
+static PyObject *execution_lock_release(ExecutionLock *self, PyObject *unused) {
+  if (!self->held) {
+    PyErr_SetString(PyExc_RuntimeError, "release of an ExecutionLock that is not held");
+    return NULL;
+  }
+  execution_lock_release_held(self);
+  Py_RETURN_NONE;
+}
+
+static void execution_lock_dealloc(ExecutionLock *self) {
+  if (self->lock != NULL) PyThread_free_lock(self->lock);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef execution_lock_methods[] = {
+    {"acquire", (PyCFunction)(void (*)(void))execution_lock_acquire, METH_VARARGS | METH_KEYWORDS,
+     "acquire(blocking=True): take the lock, waiting for it without the GIL; with blocking=False only if free. Whether taken."},
+    {"release", (PyCFunction)execution_lock_release, METH_NOARGS, "release(): let go of the lock (RuntimeError when not held)."},
+    {NULL},
+};
+
+static PyTypeObject ExecutionLockType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pytc.runtime._immediate.ExecutionLock",
+    .tp_basicsize = sizeof(ExecutionLock),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The CPU queue's execution lock, taken by C without calling Python.",
+    .tp_new = execution_lock_new,
+    .tp_dealloc = (destructor)execution_lock_dealloc,
+    .tp_methods = execution_lock_methods,
+};
 
 typedef struct {
   PyObject_HEAD
   PyObject *queue, *device, *executing, *buffer, *show;
   queue_run_fn run;
+  int brief;
 } Immediate;
 
 static int immediate_init(Immediate *self, PyObject *args, PyObject *kwargs) {
-  static char *names[] = {"queue", "command_buffer", "run", "show", NULL};
+  static char *names[] = {"queue", "command_buffer", "run", "show", "brief", NULL};
   PyObject *queue, *buffer, *show;
   unsigned long long run;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OSKO", names, &queue, &buffer, &run, &show)) return -1;
+  int brief = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OSKO|p", names, &queue, &buffer, &run, &show, &brief)) return -1;
   if (run == 0) {
     PyErr_SetString(PyExc_ValueError, "Immediate needs the address of pytc_queue_run");
     return -1;
@@ -40,8 +125,10 @@ static int immediate_init(Immediate *self, PyObject *args, PyObject *kwargs) {
   PyObject *device = PyObject_GetAttr(queue, s_device);
   if (device == NULL) return -1;
   PyObject *executing = PyObject_GetAttr(queue, s_executing);
-  if (executing == NULL) {
+  if (executing == NULL || !Py_IS_TYPE(executing, &ExecutionLockType)) {
+    if (executing != NULL) PyErr_SetString(PyExc_TypeError, "Immediate needs a queue whose _executing is an ExecutionLock");
     Py_DECREF(device);
+    Py_XDECREF(executing);
     return -1;
   }
   Py_XSETREF(self->queue, Py_NewRef(queue));
@@ -50,6 +137,7 @@ static int immediate_init(Immediate *self, PyObject *args, PyObject *kwargs) {
   Py_XSETREF(self->buffer, Py_NewRef(buffer));
   Py_XSETREF(self->show, Py_NewRef(show));
   self->run = (queue_run_fn)(uintptr_t)run;
+  self->brief = brief;
   return 0;
 }
 
@@ -60,31 +148,6 @@ static int attribute_true(PyObject *object, PyObject *name) {
   int truth = PyObject_IsTrue(value);
   Py_DECREF(value);
   return truth;
-}
-
-// Takes a threading.Lock without blocking: 1 taken, 0 busy, -1 error.
-static int try_acquire(PyObject *lock) {
-  PyObject *taken = PyObject_CallMethodOneArg(lock, s_acquire, Py_False);
-  if (taken == NULL) return -1;
-  int result = taken == Py_True;
-  Py_DECREF(taken);
-  return result;
-}
-
-// Releases a threading.Lock: 0, or -1 with an exception set. An exception already set is kept (the release's own wins).
-static int release(PyObject *lock) {
-  PyObject *type, *value, *traceback;
-  PyErr_Fetch(&type, &value, &traceback);
-  PyObject *done = PyObject_CallMethodNoArgs(lock, s_release);
-  if (done == NULL) {
-    Py_XDECREF(type);
-    Py_XDECREF(value);
-    Py_XDECREF(traceback);
-    return -1;
-  }
-  Py_DECREF(done);
-  PyErr_Restore(type, value, traceback);
-  return type == NULL ? 0 : -1;
 }
 
 static int wake_waiters(Immediate *self) {
@@ -113,9 +176,12 @@ static int execute(Immediate *self) {
   uint64_t nbytes = (uint64_t)PyBytes_GET_SIZE(self->buffer), offset = 0;
   int status;
   for (;;) {
-    Py_BEGIN_ALLOW_THREADS
-    status = self->run(data, nbytes, &offset, 0);
-    Py_END_ALLOW_THREADS
+    if (self->brief) status = self->run(data, nbytes, &offset, 0);
+    else {
+      Py_BEGIN_ALLOW_THREADS
+      status = self->run(data, nbytes, &offset, 0);
+      Py_END_ALLOW_THREADS
+    }
     if (status != SIGNALED) break;
     if (wake_waiters(self) < 0) {
       Py_DECREF(epoch);
@@ -146,10 +212,10 @@ static int immediate_run(Immediate *self) {
   int stopped = error != Py_None;
   Py_DECREF(error);
   if (stopped) return 0;
-  int taken = try_acquire(self->executing);
-  if (taken <= 0) return taken;
+  ExecutionLock *executing = (ExecutionLock *)self->executing;
+  if (!execution_lock_try(executing)) return 0;
   int busy = attribute_true(self->queue, s_outstanding), result = busy < 0 ? -1 : busy ? 0 : execute(self);
-  if (release(self->executing) < 0) result = -1;
+  execution_lock_release_held(executing);
   return result;
 }
 
@@ -241,14 +307,11 @@ static int count_kernels(PyObject *armed) {
 
 // 1 replayed, 0 declined, -1 error.
 static int replay_armed(PyObject *armed, PyObject *args) {
-  PyObject *immediate = PyTuple_GET_ITEM(armed, IMMEDIATE), *lock = PyTuple_GET_ITEM(armed, LOCK);
+  PyObject *immediate = PyTuple_GET_ITEM(armed, IMMEDIATE);
   if (!Py_IS_TYPE(immediate, &ImmediateType) || ((Immediate *)immediate)->queue == NULL) return 0;
   int same = same_inputs(armed, args);
   if (same <= 0) return same;
-  int taken = try_acquire(lock);
-  if (taken <= 0) return taken;
   int ran = immediate_run((Immediate *)immediate);
-  if (release(lock) < 0) ran = -1;
   if (ran == 1 && count_kernels(armed) < 0) ran = -1;
   return ran;
 }
@@ -308,15 +371,15 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "pytc.runti
 static int intern(PyObject **slot, const char *name) { return (*slot = PyUnicode_InternFromString(name)) == NULL ? -1 : 0; }
 
 PyMODINIT_FUNC PyInit__immediate(void) {
-  if (intern(&s_device, "device") || intern(&s_executing, "_executing") || intern(&s_error, "error") || intern(&s_acquire, "acquire") ||
-      intern(&s_release, "release") || intern(&s_outstanding, "_outstanding") || intern(&s_epoch, "epoch") || intern(&s_changed, "changed") ||
-      intern(&s_waiting, "waiting") || intern(&s_notify_waiters, "notify_waiters") ||
+  if (intern(&s_device, "device") || intern(&s_executing, "_executing") || intern(&s_error, "error") || intern(&s_outstanding, "_outstanding") ||
+      intern(&s_epoch, "epoch") || intern(&s_changed, "changed") || intern(&s_waiting, "waiting") || intern(&s_notify_waiters, "notify_waiters") ||
       intern(&s_lazydata, "lazydata") || intern(&s_jits, "jits") || intern(&s_kernel_count, "kernel_count") || intern(&s_call, "_call"))
     return NULL;
-  if (PyType_Ready(&ImmediateType) < 0 || PyType_Ready(&ReplayType) < 0) return NULL;
+  if (PyType_Ready(&ExecutionLockType) < 0 || PyType_Ready(&ImmediateType) < 0 || PyType_Ready(&ReplayType) < 0) return NULL;
   PyObject *m = PyModule_Create(&module);
   if (m == NULL) return NULL;
-  if (PyModule_AddObjectRef(m, "Immediate", (PyObject *)&ImmediateType) < 0 || PyModule_AddObjectRef(m, "Replay", (PyObject *)&ReplayType) < 0) {
+  if (PyModule_AddObjectRef(m, "ExecutionLock", (PyObject *)&ExecutionLockType) < 0 ||
+      PyModule_AddObjectRef(m, "Immediate", (PyObject *)&ImmediateType) < 0 || PyModule_AddObjectRef(m, "Replay", (PyObject *)&ReplayType) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -22,7 +22,7 @@ from typing import NoReturn
 import numpy as np
 
 from pytc.helpers import DEBUG, getenv
-from pytc.runtime._immediate import Immediate
+from pytc.runtime._immediate import ExecutionLock, Immediate
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
 from pytc.runtime.native import DONE, MALFORMED, QUEUE_RUN, SIGNALED, TIMED_OUT
@@ -224,7 +224,7 @@ class CPUQueue:
   def __init__(self, device: CPUDevice, name: str):
     self.device, self._pending = device, queue.SimpleQueue()
     # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
-    self._state, self._executing, self._outstanding = threading.RLock(), threading.Lock(), 0
+    self._state, self._executing, self._outstanding = threading.RLock(), ExecutionLock(), 0
     self._offset = ctypes.c_uint64()  # where the executing buffer is
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
@@ -244,12 +244,13 @@ class CPUQueue:
     if inline: self._execute(epoch, command_buffer, waits)
     else: self._pending.put((epoch, command_buffer, waits))
 
-  def immediate(self, command_buffer: bytes) -> Immediate:
+  def immediate(self, command_buffer: bytes, brief: bool = False) -> Immediate:
     """A callable executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is queued
     or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to account for.
-    It runs in C (runtime/immediate.c): a call costs a few attribute reads and the lock besides the packets."""
+    It runs in C (runtime/immediate.c): a call costs a few attribute reads and the execution lock besides the packets. A
+    `brief` buffer runs holding the GIL."""
     shown = (lambda: show(self.device.name, "compute", named(whole_packets(command_buffer)))) if DEBUG >= 5 else None
-    return Immediate(self, bytes(command_buffer), QUEUE_RUN, shown)
+    return Immediate(self, bytes(command_buffer), QUEUE_RUN, shown, brief)
 
   def _immediate_stopped(self, epoch: int, command_buffer: bytes, offset: int, status: int) -> NoReturn:
     """A packet of an immediate run failed: stop the queue as the worker would, and raise to the caller."""
@@ -346,7 +347,7 @@ class CPUDevice(Compiled):
     self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
 
   def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
-  def immediate(self, command_buffer: bytes) -> Callable[[], bool]: return self.compute.immediate(command_buffer)
+  def immediate(self, command_buffer: bytes, brief: bool = False) -> Callable[[], bool]: return self.compute.immediate(command_buffer, brief)
 
   def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
     """As every device's, the signal packet written in place behind the buffer (no queue built on each call), and the queue

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from pytc import GlobalCounters, Tensor, TinyJit, dtypes, nn
+from pytc import Device, GlobalCounters, Tensor, TinyJit, dtypes, nn
 from pytc.jit import JitError
 from pytc.nn.optim import SGD, Adam
 from pytc.nn.state import get_parameters
@@ -212,19 +212,21 @@ def test_same_tensors_replay_without_python_and_anything_else_goes_through_it():
   with pytest.raises(JitError, match="input 1"): step(a, cpu(np.ones(4, np.float32)))
 
 
-def test_a_busy_graph_sends_the_replay_through_python_which_waits_for_it():
+def test_a_busy_queue_sends_the_replay_through_python_which_waits_for_it():
   step = TinyJit(lambda x: (x * 2).realize())
   x = cpu(np.arange(4, dtype=np.float32))
   for _ in range(3): out = step(x)
   python_calls = _count_python_calls(step)
-  step.graph.lock.acquire()
+  executing = Device["CPU"].compute._executing
+  assert executing.acquire(blocking=False) and not executing.acquire(blocking=False)
   caller = threading.Thread(target=step, args=(x,))
   caller.start()
   deadline = time.monotonic() + 10
-  while not python_calls: assert time.monotonic() < deadline  # declined in C, waiting for the lock in Python
-  step.graph.lock.release()
+  while not python_calls: assert time.monotonic() < deadline  # declined in C, submitted and waiting in Python
+  executing.release()
   caller.join(timeout=10)
   assert not caller.is_alive() and len(python_calls) == 1 and out.numpy().tolist() == [0, 2, 4, 6]
+  with pytest.raises(RuntimeError, match="not held"): executing.release()
 
 
 def test_replays_from_threads_count_every_kernel():

@@ -14,7 +14,7 @@ from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
 from pytc.helpers import getenv
 from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
-from pytc.runtime._immediate import Immediate
+from pytc.runtime._immediate import ExecutionLock, Immediate
 from pytc.runtime.hcq import Op, decode
 from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice, CPUKernel, Kernargs
 
@@ -152,20 +152,51 @@ def test_immediate_failure_stops_the_queue_and_raises_once():
   assert done.value == 2 and device.error is None
 
 
-def test_immediate_wakes_a_host_thread_waiting_on_a_signal_it_writes():
+@pytest.mark.parametrize("brief", [False, True])
+def test_immediate_wakes_a_host_thread_waiting_on_a_signal_it_writes(brief):
   device = CPUDevice()
   done, finished = device.new_signal(), []
   waiter = threading.Thread(target=lambda: finished.append(done.wait(1, timeout=20)))
   waiter.start()
   deadline = time.monotonic() + 10
   while device.changed.waiting == 0: assert time.monotonic() < deadline  # asleep on the device's condition
-  assert device.immediate(device.queue().signal(done, 1).bytes())()
+  assert device.immediate(device.queue().signal(done, 1).bytes(), brief)()
   waiter.join(timeout=10)
   assert finished == [None] and not waiter.is_alive()
 
 
+@pytest.mark.parametrize("brief", [False, True])
+def test_immediate_runs_kernels_holding_the_gil_or_not(brief):
+  device, kernel = CPUDevice(), add_one_kernel(4)
+  x, y, z = float_buffer(device, [0, 1, 2, 3]), device.allocator.alloc(16), device.allocator.alloc(16)
+  first, second = kernel.args([y, x]), kernel.args([z, y])
+  run = device.immediate(device.queue().exec(kernel, first).exec(kernel, second).bytes(), brief)
+  assert run() and read(device, z).tolist() == [2, 3, 4, 5]
+  device.compute._executing.acquire()
+  assert not run()  # the queue is executing elsewhere: declined, nothing ran
+  device.compute._executing.release()
+  device.allocator.copyin(x, memoryview(np.full(4, 10, np.float32)).cast("B"))
+  assert run() and read(device, z).tolist() == [12, 12, 12, 12]
+
+
+def test_execution_lock_waits_for_a_release_from_any_thread():
+  lock, order = ExecutionLock(), []
+  assert lock.acquire() and not lock.acquire(blocking=False)
+  waiter = threading.Thread(target=lambda: order.append(lock.acquire()))
+  waiter.start()
+  time.sleep(0.05)
+  assert order == []  # blocked, without the GIL (this thread runs)
+  lock.release()
+  waiter.join(timeout=10)
+  assert order == [True] and not waiter.is_alive()
+  lock.release()  # taken by the waiter, let go here
+  with pytest.raises(RuntimeError, match="not held"): lock.release()
+  with pytest.raises(TypeError, match="no arguments"): ExecutionLock(1)
+
+
 def test_immediate_rejects_misuse():
   device = CPUDevice()
+  with pytest.raises(TypeError, match="ExecutionLock"): Immediate(SimpleNamespace(device=device, _executing=threading.Lock()), b"", 1, None)
   with pytest.raises(TypeError): Immediate()
   with pytest.raises(ValueError, match="address of pytc_queue_run"): Immediate(device.compute, b"", 0, None)
   with pytest.raises(RuntimeError, match="not initialized"): Immediate.__new__(Immediate)()
