@@ -112,9 +112,9 @@ def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
 
 
 def steps_across_rows(read: uop.IndexOp, k: ir.Value) -> bool:
-  """Whether the read moves with `k` in an index other than its last: each step of `k` lands on another row (the A[k, i]
-  of A.T @ B)."""
-  *outer, last = read.indices
+  """Whether the read moves with `k` in an index other than its last (trailing dimensions of size 1 aside: the w[o, c, 0, 0]
+  of a 1x1 convolution reads along c): each step of `k` lands on another row (the A[k, i] of A.T @ B)."""
+  *outer, last = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
   return any(uses_any(i, {k}) for i in outer) and not uses_any(last, {k})
 
 

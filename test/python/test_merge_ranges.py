@@ -1,0 +1,82 @@
+"""Kernels whose neighbouring ranges pytc-merge-ranges merges (every access reads them as one contiguous dimension) compute
+what NumPy computes, whatever the dtype, with empty and size-1 dimensions and special values, and vectorize along the
+merged range; pairs it must keep apart (broadcasts, windows, transposes, padding) stay correct."""
+import threading
+
+import numpy as np
+import pytest
+
+from pytc import Device, Tensor, dtypes
+from pytc.compiler import compile_kernels
+from pytc.realize import schedule
+
+rng = np.random.default_rng(11)
+
+
+def kernel_ir(t: Tensor) -> str: return compile_kernels(schedule([t.lazydata])[0], Device["CPU"]).kernel_ir
+
+
+def values(shape: tuple[int, ...], dtype: str) -> np.ndarray:
+  if dtype == "bool": return rng.random(shape) < 0.5
+  if dtype in ("uint8", "int32"): return rng.integers(0, 100, shape).astype(dtype)
+  return rng.standard_normal(shape).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(1024, 7, 7), (3, 1, 5), (2, 3, 4, 5), (0, 7, 7), (7, 0), (1,), ()])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8", "bool"])
+def test_elementwise_over_small_trailing_dimensions(shape: tuple[int, ...], dtype: str) -> None:
+  x, y = values(shape, dtype), values(shape, dtype)
+  got = (Tensor(x) ^ Tensor(y)) if dtype == "bool" else (Tensor(x) * 3 + Tensor(y))
+  want = (x ^ y) if dtype == "bool" else (x * np.array(3, dtype) + y)
+  if dtype.startswith("float"): np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+  else: np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_merged_elementwise_kernel_is_vector_code() -> None:
+  x = values((1024, 7, 7), "float32")
+  out = Tensor(x).exp()
+  ir = kernel_ir(out)
+  assert "memref<50176xf32>" in ir and f"vector<{Device['CPU'].target.vector_lanes}xf32>" in ir
+  np.testing.assert_allclose(out.numpy(), np.exp(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("axes", [(1, 2), (2, 3), (0,), (1, 2, 3)])
+def test_reductions_over_merged_pixels_keep_nan_inf_and_signed_zero(axes: tuple[int, ...]) -> None:
+  x = values((2, 8, 7, 7), "float32")
+  x[0, 1, 3, 4], x[1, 2] = np.nan, np.inf
+  x[0, 3] = -0.0
+  for name in ("sum", "max", "mean"):
+    got, want = getattr(Tensor(x), name)(axis=axes).numpy(), getattr(np, name)(x, axis=axes)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+  assert np.signbit(Tensor(x).max(axis=axes).numpy()).tolist() == np.signbit(np.max(x, axis=axes)).tolist()
+
+
+@pytest.mark.parametrize("n,c,hw,o", [(1, 256, 14, 64), (2, 32, 7, 48), (1, 16, 1, 8), (1, 3, 5, 0)])
+def test_pointwise_convolution_over_merged_pixels(n: int, c: int, hw: int, o: int) -> None:
+  x, w = values((n, c, hw, hw), "float32"), values((o, c, 1, 1), "float32")
+  got = Tensor(x).conv2d(Tensor(w)).numpy()
+  np.testing.assert_allclose(got, np.einsum("nchw,oc->nohw", x, w[:, :, 0, 0]), rtol=1e-4, atol=1e-4)
+
+
+def test_pairs_kept_apart_stay_correct() -> None:
+  x, bias = values((4, 6, 6), "float32"), values((6,), "float32")
+  np.testing.assert_allclose((Tensor(x) + Tensor(bias)).numpy(), x + bias, rtol=1e-6)  # a read along the last range alone
+  np.testing.assert_allclose((Tensor(x)[:, 1:5, :3] * 2).numpy(), x[:, 1:5, :3] * 2, rtol=1e-6)  # a window of each row
+  np.testing.assert_allclose((Tensor(x) + Tensor(x).permute(0, 2, 1)).numpy(), x + x.transpose(0, 2, 1), rtol=1e-6)
+  np.testing.assert_allclose(Tensor(x).pad(((0, 0), (1, 1), (1, 1))).numpy(), np.pad(x, ((0, 0), (1, 1), (1, 1))))
+
+
+def test_merged_kernels_realized_together_and_from_threads() -> None:
+  x = values((64, 7, 7), "float32")
+  a, b = Tensor(x).exp(), Tensor(x).sum(axis=(1, 2))
+  Tensor.realize(a, b)
+  np.testing.assert_allclose(a.numpy(), np.exp(x), rtol=1e-6)
+  np.testing.assert_allclose(b.numpy(), x.sum(axis=(1, 2)), rtol=1e-5, atol=1e-5)
+  results: list[bool] = []
+  def work(k: int) -> None:
+    y = x * k
+    results.append(bool(np.allclose((Tensor(y, dtype=dtypes.float32).abs().sqrt() + 1).numpy(), np.sqrt(np.abs(y)) + 1)))
+  threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join(timeout=60)
+  assert results == [True] * 4
