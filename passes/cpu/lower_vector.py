@@ -43,7 +43,15 @@ from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, s
 from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import pack_values, rank_without_unit_tail, row_pack_values, row_reducible, row_reductions, uniform_roots
+from pytc.passes.cpu.vectorize import (
+  pack_values,
+  rank_without_unit_tail,
+  row_pack_values,
+  row_reducible,
+  row_reductions,
+  transposed_range,
+  uniform_roots,
+)
 
 
 @dataclass(frozen=True)
@@ -449,7 +457,13 @@ def overlapping_blocks(kernel: ir.Operation, loops: list[ir.Value]) -> bool:
   its neighbour (computing those outputs twice)."""
   tile = VECTOR.get(kernel)
   j, u = tile_ranges(tile, loops)
-  return range_size(j) % (tile["lanes"] * tile["vectors"]) != 0 or (u is not None and range_size(u) % tile["rows"] != 0)
+  crossed = range_size(transposed_i(tile, loops)) % tile["lanes"] != 0 if "transpose" in tile else False
+  return range_size(j) % (tile["lanes"] * tile["vectors"]) != 0 or (u is not None and range_size(u) % tile["rows"] != 0) or crossed
+
+
+def transposed_i(tile: dict[str, int], loops: list[ir.Value]) -> ir.Value:
+  """The output range a `transpose` tile's reads index last."""
+  return next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["transpose"])
 
 
 def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
@@ -541,6 +555,40 @@ def tile_loops_along(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j
   return Blocks(starts, -(-range_size(j) // width), {None: first, u: first}, point)
 
 
+def lower_transposed_body(lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value],
+                          i: ir.Value) -> int:
+  """An elementwise kernel that reads across rows what it writes along them (out[i, j] = a[j, i]), in tiles of lanes x
+  lanes outputs: a parallel loop over the output ranges with `i` and `j` counted in blocks of the lanes (the first over
+  `bounds`); in each tile, every read across rows as one vector along `i` per output of `j` (contiguous loads: each cache
+  line read once, whole), turned by shuffles into one vector along `j` per output of `i`; then per output of `i` the rest
+  of the body as vector code along `j` and one vector store. Returns the extent of the first range."""
+  j, lanes, index = loops[-1], lowering.lanes, ir.IndexType.get()
+  sizes = [-(-range_size(r) // lanes) if r == i or r == j else range_size(r) for r in loops]
+  lower, upper = [index_constant(0)] * len(loops), [index_constant(n) for n in sizes]
+  lower[0], upper[0] = bounds
+  parallel = scf.ParallelOp([], lower, upper, [index_constant(1)] * len(loops), [])
+  body = parallel.region.blocks.append(*[index] * len(loops))
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  with ir.InsertionPoint.at_block_terminator(body):
+    starts = {r: block_start(v, lanes, range_size(r)) if r == i or r == j else v for r, v in zip(loops, body.arguments)}
+    lowering.scopes.append({r: v for r, v in starts.items() if r != i and r != j})
+    crossed = [op for op in computation(stored.value) if isinstance(op, uop.IndexOp) and (r := transposed_range(op, loops, j)) is not None and r == i]
+    columns: dict[ir.Value, list[ir.Value]] = {}
+    for read in crossed:
+      rows = []
+      for lane in range(lanes):
+        lowering.scopes.append({i: Strided(starts[i], 1), j: arith.addi(starts[j], index_constant(lane))})
+        rows.append(lowering.vector(lowering.emit(read.result)))
+        lowering.scopes.pop()
+      columns[read.result] = transposed(rows)
+    for lane in range(lanes):
+      lowering.scopes.append({i: arith.addi(starts[i], index_constant(lane)), j: Strided(starts[j], 1),
+                              **{value: flipped[lane] for value, flipped in columns.items()}})
+      lowering.store(stored)
+      lowering.scopes.pop()
+  return sizes[0]
+
+
 def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value],
                       entry: ir.Block, bounds: tuple[ir.Value, ir.Value]) -> int:
   """Emit the blocked loops (the outermost parallel range over `bounds`) and their vector body into `entry`; the extent
@@ -548,6 +596,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   In stream mode (elementwise along `j`), the reductions vary only with the outer ranges: they are computed as
   scalar loops once per outer iteration, before the loop along `j`."""
   tile = VECTOR.get(kernel)
+  if "transpose" in tile: return lower_transposed_body(lowering, stored, loops, bounds, transposed_i(tile, loops))
   lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   stream = tile.get("stream", 0) == 1
   j, u = tile_ranges(tile, loops)

@@ -170,15 +170,30 @@ def overlap(size: int, width: int) -> float:
   return -(-size // width) * width / size - 1
 
 
+def transposed_range(read: uop.IndexOp, loops: list[ir.Value], j: ir.Value) -> ir.Value | None:
+  """The output range `i` other than `j` that a read indexes last (trailing dimensions of size 1 aside), and no other
+  index, while an earlier index moves with `j`: the a[j, i] of out[i, j] = a[j, i]. None for another read."""
+  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  last = indices[-1]
+  if last == j or last not in loops or not any(uses_any(index, {j}) for index in indices[:-1]): return None
+  return None if any(uses_any(index, {last}) for index in indices[:-1]) else last
+
+
 def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors: int) -> dict[str, int] | None:
   """Elementwise work along `j` (reductions, if any, do not vary with it: a row's max or mean): vectors along `j`
-  when the store and every read that moves with `j` are contiguous along it."""
+  when the store and every read that moves with `j` are contiguous along it. Without reductions, reads across rows
+  along one other output range `i` (a transpose: out[i, j] = a[j, i]) are taken too (`transpose`, the id of `i`): tiles
+  of lanes x lanes outputs, each such read as vectors along `i` turned into vectors along `j` by shuffles."""
   j, indices = loops[-1], list(store.indices)
   if not indices or indices[-1] != j or any(uses_any(i, {j}) for i in indices[:-1]): return None
-  reads = computation(store.value)
-  if not all(is_contiguous(op, j) for op in reads if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})): return None
-  vectors = max(1, min(even_vectors(vectors), range_size(j) // lanes))
-  return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
+  reads = [op for op in computation(store.value) if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})]
+  if not (across := [op for op in reads if not is_contiguous(op, j)]):
+    vectors = max(1, min(even_vectors(vectors), range_size(j) // lanes))
+    return {"lanes": lanes, "vectors": vectors, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1}
+  crossed = {transposed_range(op, loops, j) for op in across}
+  if len(crossed) != 1 or None in crossed or top_level_reductions(store.value) or range_size(i := crossed.pop()) < lanes: return None
+  return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1,
+          "transpose": ir.IntegerAttr(i.owner.id).value}
 
 
 def row_candidates(loops: list[ir.Value], j: ir.Value, reads: dict[uop.RangeReduceOp, list[uop.IndexOp]]) -> list[ir.Value]:

@@ -495,3 +495,24 @@ func.func @update_unmarked(%out: memref<20xf32>, %m: memref<20xf32>) attributes 
   %e = uop.end %w over(%i) : memref<20xf32>
   return
 }
+
+// -----
+
+// A transpose tile of 8 x 8: the parallel loop counts tiles of both ranges (3 x 5), the read across rows is 8 loads
+// along i turned by 3 rounds of shuffles (24) into 8 vectors along j, each added to y's row and stored.
+// CHECK-LABEL: func.func @transpose_add(
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %c5)
+// CHECK-COUNT-8: vector.load %{{.*}} : memref<40x24xf32>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-8: vector.store %{{.*}} : memref<24x40xf32>, vector<8xf32>
+// CHECK-NOT: vector.store
+func.func @transpose_add(%out: memref<24x40xf32>, %x: memref<40x24xf32>, %y: memref<24x40xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, transpose = 0 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 24 id 0
+  %j = uop.range loop 40 id 1
+  %a = uop.index %x[%j, %i] : memref<40x24xf32>
+  %b = uop.index %y[%i, %j] : memref<24x40xf32>
+  %s = uop.add %a, %b : f32
+  %w = uop.store %s, %out[%i, %j] : memref<24x40xf32>
+  %e = uop.end %w over(%i, %j) : memref<24x40xf32>
+  return
+}

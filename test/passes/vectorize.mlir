@@ -581,3 +581,45 @@ func.func @matmul_uneven_blocks(%out: memref<500x16xf32>, %a: memref<500x4xf32>,
   %e = uop.end %w over(%i, %j) : memref<500x16xf32>
   return
 }
+
+// -----
+
+// A transpose made contiguous (out[i, j] = x[j, i] + y[i, j]): the read of x crosses rows along j, and indexes i last:
+// stream mode with `transpose` = i's id, in tiles of 8 x 8. A transposed read of i narrower than the lanes, or a read
+// crossing rows along two ranges, keeps scalar loops.
+// CHECK-LABEL: func.func @transpose_add(
+// CHECK-SAME: pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, transpose = 0 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
+// CHECK-LABEL: func.func @transpose_narrow(
+// CHECK-NOT: pytc.vector
+// CHECK-LABEL: func.func @two_crossings(
+// CHECK-NOT: pytc.vector
+// CHECK: return
+func.func @transpose_add(%out: memref<24x40xf32>, %x: memref<40x24xf32>, %y: memref<24x40xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 24 id 0
+  %j = uop.range loop 40 id 1
+  %a = uop.index %x[%j, %i] : memref<40x24xf32>
+  %b = uop.index %y[%i, %j] : memref<24x40xf32>
+  %s = uop.add %a, %b : f32
+  %w = uop.store %s, %out[%i, %j] : memref<24x40xf32>
+  %e = uop.end %w over(%i, %j) : memref<24x40xf32>
+  return
+}
+func.func @transpose_narrow(%out: memref<4x40xf32>, %x: memref<40x4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 40 id 1
+  %a = uop.index %x[%j, %i] : memref<40x4xf32>
+  %w = uop.store %a, %out[%i, %j] : memref<4x40xf32>
+  %e = uop.end %w over(%i, %j) : memref<4x40xf32>
+  return
+}
+func.func @two_crossings(%out: memref<8x8x16xf32>, %x: memref<16x8x8xf32>, %y: memref<16x8x8xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 8 id 0
+  %h = uop.range loop 8 id 1
+  %j = uop.range loop 16 id 2
+  %a = uop.index %x[%j, %h, %i] : memref<16x8x8xf32>
+  %b = uop.index %y[%j, %i, %h] : memref<16x8x8xf32>
+  %s = uop.add %a, %b : f32
+  %w = uop.store %s, %out[%i, %h, %j] : memref<8x8x16xf32>
+  %e = uop.end %w over(%i, %h, %j) : memref<8x8x16xf32>
+  return
+}

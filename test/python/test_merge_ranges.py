@@ -80,3 +80,43 @@ def test_merged_kernels_realized_together_and_from_threads() -> None:
   for thread in threads: thread.start()
   for thread in threads: thread.join(timeout=60)
   assert results == [True] * 4
+
+
+@pytest.mark.parametrize("shape,order", [((2048, 64), (1, 0)), ((17, 33), (1, 0)), ((16, 16), (1, 0)), ((15, 40), (1, 0)),
+                                         ((4, 40, 24), (2, 0, 1)), ((3, 20, 37), (0, 2, 1)), ((0, 16), (1, 0)), ((1, 32), (1, 0))])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "uint8", "int32", "bool"])
+def test_transposes_made_contiguous(shape: tuple[int, ...], order: tuple[int, ...], dtype: str) -> None:
+  x = values(shape, dtype)
+  np.testing.assert_array_equal(Tensor(x).permute(*order).contiguous().numpy(), x.transpose(order))
+
+
+def test_transposed_reads_in_vector_tiles() -> None:
+  x, y = values((40, 72), "float32"), values((72, 40), "float32")
+  out = Tensor(x).T * 2 + Tensor(y)  # one read across rows, one along them
+  ir = kernel_ir(out)
+  assert "vector.shuffle" in ir  # the tiles turned by shuffles
+  np.testing.assert_allclose(out.numpy(), x.T * 2 + y, rtol=1e-6)
+  x[3, 5], x[7, 9], x[1, 1] = np.nan, -np.inf, -0.0
+  got = (Tensor(x).T.exp() - 1).numpy()
+  np.testing.assert_allclose(got, np.exp(x.T) - 1, rtol=1e-6, atol=1e-6)
+  assert np.signbit((Tensor(x).T * 1).numpy()[1, 1])  # -0.0 moved, not rounded to +0.0
+  padded = Tensor(x).T.pad(((1, 2), (3, 0)), value=7.0)  # the read across rows gated at the borders
+  np.testing.assert_array_equal(padded.numpy(), np.pad(x.T, ((1, 2), (3, 0)), constant_values=7.0))
+
+
+def test_transposes_realized_together_in_place_and_from_threads() -> None:
+  x = values((48, 80), "float32")
+  a, b = Tensor(x).T.contiguous(), (Tensor(x).T + 1).contiguous()
+  Tensor.realize(a, b)
+  np.testing.assert_array_equal(a.numpy(), x.T)
+  np.testing.assert_array_equal(b.numpy(), x.T + 1)
+  square = values((64, 64), "float32")
+  t = Tensor(square).contiguous().realize()
+  t.assign(t.T + 0).realize()  # written over the buffer it reads across
+  np.testing.assert_array_equal(t.numpy(), square.T)
+  results: list[bool] = []
+  def work(k: int) -> None: results.append(bool(np.array_equal((Tensor(x * k).T.contiguous()).numpy(), (x * k).T)))
+  threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join(timeout=60)
+  assert results == [True] * 4
