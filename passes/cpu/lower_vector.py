@@ -198,30 +198,43 @@ class VectorLowering(KernelLowering):
     return row if (row := self.reduce_row(op)) is not None else super().emit_reduce(op)
 
   def reduce_row(self, reduction: uop.RangeReduceOp) -> ir.Value | None:
-    """A float sum or max over one range, as long as a multiple of the lanes, whose reads move along it contiguously
-    (a row's mean or max), as vector code: `lanes` partial results across the range, then across the lanes; None when
-    the reduction is not such."""
+    """A float sum or max over one range, at least as long as the lanes, whose reads move along it contiguously (a row's
+    mean or max), as vector code: `lanes` partial results across the range, then across the lanes; None when the
+    reduction is not such. A range that is not a multiple of the lanes ends with one vector over its last `lanes`
+    elements, the lanes that vectors before it read already set to the identity."""
     if not row_reducible(reduction, self.lanes): return None
     kind, element, k = reduce_kind(reduction), reduction.result.type, reduction.ranges[0]
     for invariant in invariant_reductions(reduction): self.emit(invariant.result)
     reassoc, ignoring_nan = ir.Attribute.parse("#arith.fastmath<reassoc>"), ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
     is_max, flags = kind == uop.ReduceKind.max, ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1))
-    parts = next(p for p in (4, 2, 1) if range_size(k) % (p * self.lanes) == 0)  # independent partial results: no latency chain
-    starts = [vector.broadcast(self.vector_type(element), reduce_identity(kind, element))] * parts
+    size, identity = range_size(k), vector.broadcast(self.vector_type(element), reduce_identity(kind, element))
+    parts = next(p for p in (4, 2, 1) if size >= p * self.lanes)  # independent partial results: no latency chain
+    whole = size // (parts * self.lanes) * parts * self.lanes
+    starts = [identity] * parts
     if is_max: starts += [arith.constant(flags, ir.DenseElementsAttr.get_splat(flags, ir.BoolAttr.get(False)))] * parts
-    loop = scf.ForOp(index_constant(0), index_constant(range_size(k)), index_constant(parts * self.lanes), starts)
+
+    def combine_at(accs: list[ir.Value], part: int, start: ir.Value, skipped: int = 0) -> None:
+      """Fold the vector of the range's elements from `start` into accumulator `part`, its first `skipped` lanes as the identity."""
+      self.scopes.append({k: Strided(start, 1)})
+      lanes = self.vector(self.emit(reduction.src))
+      self.scopes.pop()
+      if skipped:
+        kept = arith.constant(flags, ir.DenseElementsAttr.get([ir.BoolAttr.get(lane >= skipped) for lane in range(self.lanes)], flags))
+        lanes = arith.select(kept, lanes, identity)
+      if not is_max: accs[part] = arith.addf(accs[part], lanes, fastmath=reassoc)
+      else:  # as the scalar loops: a plain max that may drop NaNs beside a flag of whether one was seen
+        accs[part] = arith.maximumf(accs[part], lanes, fastmath=ignoring_nan)
+        accs[parts + part] = arith.ori(accs[parts + part], arith.cmpf(arith.CmpFPredicate.UNO, lanes, lanes))
+    loop = scf.ForOp(index_constant(0), index_constant(whole), index_constant(parts * self.lanes), starts)
     with ir.InsertionPoint(loop.body):
-      accs, results = list(loop.inner_iter_args), []
-      for part in range(parts):
-        self.scopes.append({k: Strided(arith.addi(loop.induction_variable, index_constant(part * self.lanes)), 1)})
-        lanes = self.vector(self.emit(reduction.src))
-        self.scopes.pop()
-        if not is_max: results.append(arith.addf(accs[part], lanes, fastmath=reassoc))
-        else:  # as the scalar loops: a plain max that may drop NaNs beside a flag of whether one was seen
-          results.append(arith.maximumf(accs[part], lanes, fastmath=ignoring_nan))
-          accs[parts + part] = arith.ori(accs[parts + part], arith.cmpf(arith.CmpFPredicate.UNO, lanes, lanes))
-      scf.YieldOp(results + accs[parts:])
+      accs = list(loop.inner_iter_args)
+      for part in range(parts): combine_at(accs, part, arith.addi(loop.induction_variable, index_constant(part * self.lanes)))
+      scf.YieldOp(accs)
     partial = list(loop.results)
+    tail = list(range(whole, size - self.lanes + 1, self.lanes))
+    for count, start in enumerate(tail): combine_at(partial, count % parts, index_constant(start))
+    if (last := tail[-1] + self.lanes if tail else whole) < size:
+      combine_at(partial, 0, index_constant(size - self.lanes), last - (size - self.lanes))
     if not is_max: return vector.reduction(element, vector.CombiningKind.ADD, combined(partial, arith.addf, reassoc), fastmath=reassoc)
     largest = vector.reduction(element, vector.CombiningKind.MAXIMUMF, combined(partial[:parts], arith.maximumf, ignoring_nan), fastmath=ignoring_nan)
     nan_seen = vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, combined(partial[parts:], arith.ori))

@@ -225,10 +225,10 @@ def along_range(loops: list[ir.Value], reductions: list[uop.RangeReduceOp], lane
 
 
 def row_reducible(reduction: uop.RangeReduceOp, lanes: int) -> bool:
-  """Whether the reduction is a float sum or max over one range, as long as a multiple of the lanes, whose reads move
-  along it contiguously and ungated (a row's mean or max): vector code along the range computes it."""
+  """Whether the reduction is a float sum or max over one range, at least as long as the lanes, whose reads move along
+  it contiguously and ungated (a row's mean or max): vector code along the range computes it."""
   kind, element, (k, *others) = reduce_kind(reduction), reduction.result.type, reduction.ranges
-  if others or kind not in (uop.ReduceKind.add, uop.ReduceKind.max) or element not in (ir.F32Type.get(), ir.F64Type.get()) or range_size(k) % lanes:
+  if others or kind not in (uop.ReduceKind.add, uop.ReduceKind.max) or element not in (ir.F32Type.get(), ir.F64Type.get()) or range_size(k) < lanes:
     return False
   moving = [op for op in computation(reduction.src) if isinstance(op, (uop.IndexOp, uop.RangeReduceOp)) and uses_any(op.results[0], {k})]
   return all(isinstance(op, uop.IndexOp) and op.valid is None and is_contiguous(op, k) for op in moving)

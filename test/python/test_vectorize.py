@@ -325,10 +325,11 @@ def test_random_shapes_through_the_vector_paths(seed: int) -> None:
   close(out.numpy(), want)
 
 
-@pytest.mark.parametrize("cols", [16, 48, 64, 128, 40])
+@pytest.mark.parametrize("cols", [16, 48, 64, 128, 40, 17, 49, 100, 1000, 9])
 def test_row_max_and_sum_as_vector_code_keep_nan_inf_and_signed_zero(cols: int) -> None:
-  """Rows of a multiple of the lanes reduce as vectors (partial maxima beside a NaN flag, partial sums), others as scalar
-  loops: a NaN anywhere in a row makes its max NaN, infinities and -0.0 come through, sums match NumPy's."""
+  """Rows at least as long as the lanes reduce as vectors (partial maxima beside a NaN flag, partial sums; a last vector
+  over the row's end, its lanes read before set aside), shorter ones as scalar loops: a NaN anywhere in a row makes its
+  max NaN (the last element included), infinities and -0.0 come through, sums match NumPy's."""
   x = rng.standard_normal((6, cols)).astype(np.float32)
   x[1, cols - 1], x[2, 0], x[3, :] = np.nan, np.inf, -0.0
   x[4, cols // 2] = -np.inf
@@ -356,14 +357,15 @@ def test_narrow_column_sums_as_one_vector_block(rows: int, cols: int) -> None:
   np.testing.assert_array_equal(Tensor(x).max(0).numpy(), x.max(0))
 
 
-@pytest.mark.parametrize("rows,cols", [(1000, 16), (777, 64), (3, 48), (500, 24)])
+@pytest.mark.parametrize("rows,cols", [(1000, 16), (777, 64), (3, 48), (500, 24), (300, 49), (100, 17), (64, 31)])
 def test_short_row_reductions_run_along_their_rows(rows: int, cols: int) -> None:
-  """Sums and maxima of many short rows: scalar loops over the rows, each row one run of vector code (`across`) when it is a
-  multiple of the lanes; NaN and infinities come through as in NumPy."""
+  """Sums and maxima of many short rows: scalar loops over the rows, each row one run of vector code (`across`) when it is
+  at least as long as the lanes; NaN and infinities come through as in NumPy, in the row's last elements too."""
   x = rng.standard_normal((rows, cols)).astype(np.float32)
   x[0, -1], x[1, 0], x[2, 1] = np.nan, np.inf, -np.inf
+  x[rows - 1, -1] = 1e30  # in the lanes only the row's last vector reads
   total, largest = Tensor(x).sum(1), Tensor(x).max(1)
-  if cols % Device["CPU"].target.vector_lanes == 0: assert "vector.reduction" in kernel_ir(total) and "vector.reduction" in kernel_ir(largest)
+  if cols >= Device["CPU"].target.vector_lanes: assert "vector.reduction" in kernel_ir(total) and "vector.reduction" in kernel_ir(largest)
   np.testing.assert_allclose(total.numpy(), x.astype(np.float64).sum(1), rtol=1e-5, atol=1e-4)
   np.testing.assert_array_equal(largest.numpy(), x.max(1))
 
