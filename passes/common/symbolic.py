@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from math import gcd
 
 from mlir import ir
 from mlir.dialects import arith
@@ -160,6 +161,18 @@ class Lin(Node):
       return whole + Lin.of(Div(inner.x, inner.d * d))
     return whole + Lin.of(Div(rest, d))
 
+  def factored(self, d: int) -> tuple[Lin, int, Lin] | None:
+    """(a, g, s) with self = g a + s, g > 1 a divisor of d shared by some coefficients and s (the other terms and the
+    constant) within [0, g): the form of a flattened index over dims it divides into (784 o + 28 y + x, x < 28, y < 28, as
+    784 o + (28 y + x)). The largest such g; None when there is none."""
+    for g in sorted({gcd(c, d) for _, c in self.terms}, reverse=True):
+      if g <= 1 or g == d: continue
+      big = Lin(tuple((a, c // g) for a, c in self.terms if c % g == 0), 0)
+      small = Lin(tuple((a, c) for a, c in self.terms if c % g), self.const)
+      low, high = small.bounds()
+      if big.terms and 0 <= low and high < g: return big, g, small
+    return None
+
   def mod(self, d: int) -> Lin:
     if d == 1: return Lin()
     form = self
@@ -189,7 +202,13 @@ class Emitter:
     return self.values[("const", value)]
 
   def atom(self, atom: Atom) -> ir.Value:
+    """An atom's value; a division or modulo of a factored index (see Lin.factored) as that of its larger part:
+    (784 o + 28 y + x) // 25088 as o // 32, with no division of the whole flattened index per element. The forms keep the
+    atom itself, so that a split index still recombines (Lin.build)."""
     if isinstance(atom, Range): return atom.value
+    if atom not in self.values and (split := atom.x.factored(atom.d)) is not None:
+      big, g, small = split
+      self.values[atom] = self.lin(big.floordiv(atom.d // g) if isinstance(atom, Div) else big.mod(atom.d // g) * g + small)
     if atom not in self.values:
       x = self.lin(atom.x)
       nonnegative = atom.x.bounds()[0] >= 0

@@ -118,21 +118,23 @@ func.func @reshape_unaligned_roundtrip(%a: tensor<4x6xf32>) {
 
 // 2x3x4 -> 4x3x2 -> 2x3x4 -> 4x3x2 reads like the single last reshape: the middle index merges back to
 // 12 * (f / 12) + 4 * ((f / 4) mod 3) + f mod 4 with f = 6i + 2j + k, and f / 12 = (f / 4) / 3 lets that recombine to f.
+// The read emits each division of f through its factored form (f = 6i + (2j + k) with 2j + k < 6, f = 2(3i + j) + k):
+// f / 12 = i / 2, (f / 4) mod 3 = ((3i + j) / 2) mod 3, f mod 4 = 2((i + j) mod 2) + k.
 // CHECK-LABEL: func.func @reshape_3d_roundtrip
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)
 // CHECK: %[[I:.*]] = uop.range loop 4 id
 // CHECK: %[[J:.*]] = uop.range loop 3 id
 // CHECK: %[[K:.*]] = uop.range loop 2 id
-// CHECK: %[[F:.*]] = arith.addi %{{.*}}, %[[K]] : index
-// CHECK: %[[C12:.*]] = arith.constant 12 : index
-// CHECK: %[[HI:.*]] = arith.divui %[[F]], %[[C12]] : index
-// CHECK: %[[R:.*]] = arith.addi %{{.*}}, %[[K]] : index
-// CHECK: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: %[[Q:.*]] = arith.divui %[[R]], %[[C4]] : index
-// CHECK: %[[QI:.*]] = arith.addi %[[Q]], %[[I]] : index
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[HI:.*]] = arith.divui %[[I]], %[[C2]] : index
+// CHECK: %[[IJ:.*]] = arith.addi %[[I]], %[[J]] : index
+// CHECK: %[[H:.*]] = arith.divui %[[IJ]], %[[C2]] : index
+// CHECK: %[[Q:.*]] = arith.addi %[[H]], %[[I]] : index
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
-// CHECK: %[[MID:.*]] = arith.remui %[[QI]], %[[C3]] : index
-// CHECK: %[[LO:.*]] = arith.remui %[[R]], %[[C4]] : index
+// CHECK: %[[MID:.*]] = arith.remui %[[Q]], %[[C3]] : index
+// CHECK: %[[P:.*]] = arith.remui %[[IJ]], %[[C2]] : index
+// CHECK: %[[P2:.*]] = arith.muli %[[P]], %[[C2]] : index
+// CHECK: %[[LO:.*]] = arith.addi %[[P2]], %[[K]] : index
 // CHECK-NEXT: %[[X:.*]] = uop.index %[[A]][%[[HI]], %[[MID]], %[[LO]]] : tensor<2x3x4xf32>
 // CHECK-NOT: arith.
 // CHECK: uop.bufferize %{{.*}} over(%[[I]], %[[J]], %[[K]]) {reason = "output"} : f32 -> tensor<4x3x2xf32>
@@ -153,8 +155,8 @@ func.func @reshape_3d_roundtrip(%a: tensor<2x3x4xf32>) {
 // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2x3x4xf32>)
 // CHECK: %[[I:.*]] = uop.range loop 6 id
 // CHECK: %[[J:.*]] = uop.range loop 4 id
-// CHECK: %[[HI:.*]] = arith.divui
 // CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[HI:.*]] = arith.divui %[[I]], %[[C3]] : index
 // CHECK: %[[MID:.*]] = arith.remui %[[I]], %[[C3]] : index
 // CHECK: uop.index %[[A]][%[[HI]], %[[MID]], %[[J]]] : tensor<2x3x4xf32>
 func.func @reshape_merge(%a: tensor<2x3x4xf32>) {

@@ -120,3 +120,19 @@ def test_transposes_realized_together_in_place_and_from_threads() -> None:
   for thread in threads: thread.start()
   for thread in threads: thread.join(timeout=60)
   assert results == [True] * 4
+
+
+@pytest.mark.parametrize("groups,c,o,hw", [(4, 128, 128, 28), (2, 6, 4, 9), (3, 9, 12, 7), (8, 64, 16, 5)])
+def test_grouped_convolutions_read_their_group_through_factored_indices(groups: int, c: int, o: int, hw: int) -> None:
+  """A grouped convolution reads input channel (o // (o / groups)) * (c / groups) + c', which the flattened index of its
+  reshape gives as a division of the whole flattened index; emitted through its factored form (o's part alone)."""
+  x, w = values((2, c, hw, hw), "float32"), values((o, c // groups, 3, 3), "float32")
+  got = Tensor(x).conv2d(Tensor(w), padding=1, groups=groups).numpy()
+  xp, cg, og = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1))), c // groups, o // groups
+  want = np.zeros((2, o, hw, hw), np.float32)
+  for g in range(groups):
+    for ky in range(3):
+      for kx in range(3):
+        window = xp[:, g * cg:(g + 1) * cg, ky:ky + hw, kx:kx + hw]
+        want[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", window, w[g * og:(g + 1) * og, :, ky, kx])
+  np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
