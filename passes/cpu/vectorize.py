@@ -30,7 +30,9 @@ lanes. The kernel gets `pytc.vector = {lanes, vectors, rows, group, upcast, pack
 (`upcast` is the id of `u`, -1 if none; `along` the id of `j` when it is not the innermost output range) and
 pytc-lower-kernels emits vector code for it; kernels whose reductions nest or whose innermost range is
 narrower than `lanes` keep scalar loops, unless another output range serves as `j` (`along`, see along_range: a
-convolution's output channels, whose weights one panel holds for every pixel; the parallel loop then runs over its
+convolution's output channels, when there are enough of them to fill ALONG_LEAST_TILES register tiles or its outputs are
+narrower than a vector (fewer channels take rows of the tile instead, the windows read in place along the innermost
+range), whose weights one panel holds for every pixel; the parallel loop then runs over its
 blocks, the panel packed once per block, and the stores go lane by lane); such a kernel takes at most `along_rows` rows (4:
 each row's input reads are gathered and gated, and 8 rows ran 1.1-1.35x slower on every 3x3 and 7x7 convolution of the
 shape sweep, as the kernel search found) unless `rows` covers the whole range in one block (7x7 outputs: 7 rows). A
@@ -61,6 +63,10 @@ PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copie
 # a kernel vectorized along another range (a convolution's output channels) keeps its panel within half an L2, taking fewer
 # vectors: the input windows it reads alongside need the rest (3x3 conv 512x7x7: a 295 KB panel 1.3x faster than 590 KB)
 ALONG_PANEL_BYTES = PACK_BYTES // 2
+# a convolution is vectorized along its output channels only when they fill this many register tiles' width: with fewer
+# (16 or 32 channels of 16 lanes) the tile has too few accumulators, and the innermost range, its input windows read in
+# place with rows of output channels, ran 1.6-3.5x faster (3x3 and 5x5 over 64-256 pixels; 64 channels: along 1.2x faster)
+ALONG_LEAST_TILES = 2
 # an `across` kernel takes blocks of rows when its reductions nest (their chains interleave across the rows) or the rest of
 # its output weighs this much (a transcendental, computed as vectors): a plain sum or mean gains nothing (1M rows of 16: 0.9x)
 BLOCK_WEIGHT = 4
@@ -290,7 +296,10 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if isinstance(store.value, ir.BlockArgument): return None
   reductions = top_level_reductions(store.value)
   j = loops[-1]
-  if allow_pack is not False and (wide := along_range(loops, reductions, lanes)) is not None: j = wide
+  wide = along_range(loops, reductions, lanes) if allow_pack is not False else None
+  # too few outputs along it to fill two tiles (a convolution of 32 channels): the innermost range, its windows read in place
+  few = wide is not None and range_size(j) >= min(lanes, 8) and range_size(wide) < ALONG_LEAST_TILES * lanes * even_vectors(vectors)
+  if wide is not None and not few: j = wide
   elif 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
   if range_size(j) < lanes: return None
   if not any(uses_any(r.results[0], {j}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
@@ -308,7 +317,8 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   vectors = max(1, min(vectors, range_size(j) // lanes))
   if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
     vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= ALONG_PANEL_BYTES for r, rs in reads.items() if rs)])
-  pack = allow_pack is not False and bool(candidates) and all(is_float(read.results[0].type) for rs in reads.values() for read in rs) and all(
+  floats = all(is_float(read.results[0].type) for rs in reads.values() for read in rs)
+  pack = allow_pack is not False and not few and bool(candidates) and floats and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   contiguous = all(is_contiguous(read, j) for rs in reads.values() for read in rs)
   if not pack and not contiguous: return None

@@ -59,6 +59,7 @@
 // EXPLAIN-NEXT: pytc-vectorize: cosine: {{.*}}'stream': 1}
 // EXPLAIN-NEXT: pytc-vectorize: conv_narrow: {{.*}}'along': 0}
 // EXPLAIN-NEXT: pytc-vectorize: conv_wide: {{.*}}'along': 0}
+// EXPLAIN-NEXT: pytc-vectorize: conv_wide_few: {{.*}}'upcast': 0, 'pack': 0, 'unroll': 0}
 // EXPLAIN-NEXT: pytc-vectorize: conv_deep: {{.*}}'vectors': 1, {{.*}}'along': 0}
 
 // A matmul reads b[k, j] contiguously along its innermost output range j: 4 rows of i (range id 0, which b does not
@@ -433,10 +434,45 @@ func.func @conv_narrow(%out: memref<16x5x5xf32>, %x: memref<4x5x5xf32>, %w: memr
 
 // With 16x16 outputs the innermost range is wide enough, but the input windows read along it also vary with the
 // output rows (a panel of them would be packed again for each row), while the weights along the output channels vary
-// with nothing else: the channels are the lanes again.
+// with nothing else: 32 channels (two tiles of 2 vectors of 8 lanes) are the lanes again. 16 channels would leave the
+// tile too few accumulators: the innermost range takes the vectors, rows of output channels (upcast 0), the windows
+// read in place (pack = 0).
 // CHECK-LABEL: func.func @conv_wide(
 // CHECK-SAME: along = 0 : i64
-func.func @conv_wide(%out: memref<16x16x16xf32>, %x: memref<4x16x16xf32>, %w: memref<16x4x3x3xf32>) attributes {pytc.kernel} {
+// CHECK-LABEL: func.func @conv_wide_few(
+// CHECK-SAME: pytc.vector = {group = {{[0-9]+}} : i64, lanes = 8 : i64, pack = 0 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}
+func.func @conv_wide(%out: memref<32x16x16xf32>, %x: memref<4x16x16xf32>, %w: memref<32x4x3x3xf32>) attributes {pytc.kernel} {
+  %zero = uop.const 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %minus1 = arith.constant -1 : index
+  %last = arith.constant 15 : index
+  %o = uop.range loop 32 id 0
+  %y = uop.range loop 16 id 1
+  %x_ = uop.range loop 16 id 2
+  %c = uop.range reduce 4 id 3
+  %ky = uop.range reduce 3 id 4
+  %kx = uop.range reduce 3 id 5
+  %yk = arith.addi %y, %ky : index
+  %row = arith.addi %yk, %minus1 : index
+  %row_low = arith.cmpi sge, %row, %c0 : index
+  %row_high = arith.cmpi sle, %row, %last : index
+  %row_in = arith.andi %row_low, %row_high : i1
+  %xk = arith.addi %x_, %kx : index
+  %col = arith.addi %xk, %minus1 : index
+  %col_low = arith.cmpi sge, %col, %c0 : index
+  %col_high = arith.cmpi sle, %col, %last : index
+  %col_in = arith.andi %col_low, %col_high : i1
+  %in = arith.andi %row_in, %col_in : i1
+  %v = uop.index %x[%c, %row, %col] if %in : memref<4x16x16xf32>
+  %v0 = uop.where %in, %v, %zero : f32
+  %k = uop.index %w[%o, %c, %ky, %kx] : memref<32x4x3x3xf32>
+  %p = uop.mul %v0, %k : f32
+  %s = uop.range_reduce add %p over(%c, %ky, %kx) : f32
+  %st = uop.store %s, %out[%o, %y, %x_] : memref<32x16x16xf32>
+  %e = uop.end %st over(%o, %y, %x_) : memref<32x16x16xf32>
+  return
+}
+func.func @conv_wide_few(%out: memref<16x16x16xf32>, %x: memref<4x16x16xf32>, %w: memref<16x4x3x3xf32>) attributes {pytc.kernel} {
   %zero = uop.const 0.000000e+00 : f32
   %c0 = arith.constant 0 : index
   %minus1 = arith.constant -1 : index
