@@ -15,7 +15,7 @@ if TYPE_CHECKING:
   from pytc.tensor import Tensor
 
 
-CUMULATIVE_BLOCK = 256  # cumulative ops over a longer axis run in two stages
+CUMULATIVE_BLOCK = 256  # cumulative ops over an axis longer than two blocks run in stages (see Functional._cumulative)
 
 
 def pool_padding(padding: int | Sequence[int], dims: int) -> tuple[tuple[int, int], ...]:
@@ -201,8 +201,9 @@ class Functional:
     return (shifted.exp().sum(-1).log() + peak).transpose(axis, -1)
 
   def _cumulative(self, axis: int, kind: str) -> Tensor:
-    """Running `kind` ("add", "mul" or "max") along axis. A long axis runs in two stages, within blocks of
-    CUMULATIVE_BLOCK and then across the block ends, so no output reduces a window longer than the block."""
+    """Running `kind` ("add", "mul" or "max") along axis. A long axis runs in stages, within blocks of CUMULATIVE_BLOCK
+    and then across the block ends, themselves in stages when there are more than two blocks of them, so no output
+    reduces a window longer than two blocks (the ends of 100M inputs are not one window each of up to 390K)."""
     axis = self._axis(axis)
     if self.ndim == 0 or 0 in self.shape: return self.cast(self.sum().dtype) if kind == "add" else self
     x, n, identity = self.transpose(axis, -1), self.shape[axis], {"add": 0, "mul": 1, "max": self.dtype.min}[kind]
@@ -210,7 +211,7 @@ class Functional:
     if n <= 2 * CUMULATIVE_BLOCK: return x._running(kind, identity).transpose(axis, -1)
     lead = ((0, 0),) * (x.ndim - 1)
     blocks = x.pad(lead + ((-n % CUMULATIVE_BLOCK, 0),), value=identity).unflatten(-1, (-1, CUMULATIVE_BLOCK))._running(kind, identity)
-    before = blocks[..., -1]._running(kind, identity).pad(lead + ((1, -1),), value=identity).unsqueeze(-1)
+    before = blocks[..., -1]._cumulative(-1, kind).pad(lead + ((1, -1),), value=identity).unsqueeze(-1)
     joined = blocks + before if kind == "add" else blocks * before if kind == "mul" else blocks.maximum(before)
     return joined.flatten(-2)[..., -n:].transpose(axis, -1)
 

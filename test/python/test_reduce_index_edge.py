@@ -141,6 +141,17 @@ def test_long_cumulative_axes_run_in_two_stages():
   assert Tensor([0.0, 100.0, 100.0]).logcumsumexp().numpy() == pytest.approx([0.0, 100.0, 100.0 + np.log(2)])
 
 
+def test_very_long_cumulative_axes_run_their_block_ends_in_stages_too():
+  """300000 inputs make 1172 blocks: their ends run in stages themselves (no window of 1172 per end). Integer data keeps
+  the float sums exact, so a misplaced block shows; cumprod of ones and -1s, cummax with the largest last."""
+  x = np.random.default_rng(1).integers(-3, 4, 300_000).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(x).cumsum().numpy(), np.cumsum(x.astype(np.float64)).astype(np.float32))
+  signs = np.where(np.arange(300_000) % 7 == 0, -1, 1).astype(np.int32)
+  np.testing.assert_array_equal(Tensor(signs).cumprod(0).numpy(), np.cumprod(signs))
+  x[-1] = 100.0
+  np.testing.assert_array_equal(Tensor(x).cummax(0)[0].numpy(), np.maximum.accumulate(x))
+
+
 @pytest.mark.parametrize("shape,axis", [((1 << 20,), 0), ((1 << 20, 1), 0), ((1 << 20, 1), None), ((3, 1 << 18, 1, 1), (1, 2))])
 def test_long_sums_along_rows_and_columns_of_one_keep_their_precision(shape, axis):
   """A long sum of 0.1s stays close only through partial sums: one running float32 sum of 2**20 of them is off by 0.3%.
