@@ -35,11 +35,12 @@ def kernel_pipeline(target: Target) -> str:
   core, and up to 64 of them share one packed panel (the kernel search's choice on square and transposed matmuls from 1024: 1.03-1.5x). CSE
   last: a value every vector of a tile row reads (a convolution's gated input) is emitted once per tile, and the IR LLVM
   gets is a fifth smaller (first calls of GPT-2-small and ResNet-18 10-15 % faster). The L2 bounds how many of a matmul's
-  rows one group of blocks takes before the cores split its columns (see pytc-vectorize's column_chunks). First, ranges
-  that every access reads as one dimension merge (pytc-merge-ranges), so small trailing dimensions do not keep a kernel
+  rows one group of blocks takes before the cores split its columns (see pytc-vectorize's column_chunks). First, a range
+  only divided and used whole splits in two (pytc-split-ranges: a grouped convolution's channels) and ranges that every
+  access reads as one dimension merge (pytc-merge-ranges), so divisions and small trailing dimensions do not keep a kernel
   from vectors."""
   rows = 8 if target.vector_registers >= 32 else 4
-  return ("builtin.module(pytc-merge-ranges, pytc-order-loops, "
+  return ("builtin.module(pytc-split-ranges, pytc-merge-ranges, pytc-order-loops, "
           f"pytc-vectorize{{lanes={target.vector_lanes} rows={rows} vectors={target.tile_vectors} group=64 "
           f"cores={target.cores} l2={target.l2_bytes or L2_UNKNOWN}}}, "
           "pytc-lower-kernels, canonicalize{top-down=false}, cse)")

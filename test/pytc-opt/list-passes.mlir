@@ -11,4 +11,5 @@
 // CHECK-NEXT: pytc-rangeify {{.+}}
 // CHECK-NEXT: pytc-schedule {{.+}}
 // CHECK-NEXT: pytc-split-kernels {{.+}}
+// CHECK-NEXT: pytc-split-ranges {{.+}}
 // CHECK: canonicalize

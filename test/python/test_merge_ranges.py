@@ -136,3 +136,16 @@ def test_grouped_convolutions_read_their_group_through_factored_indices(groups: 
         window = xp[:, g * cg:(g + 1) * cg, ky:ky + hw, kx:kx + hw]
         want[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", window, w[g * og:(g + 1) * og, :, ky, kx])
   np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("n,c,groups,hw", [(2, 12, 3, 5), (1, 64, 4, 7), (3, 6, 2, 1)])
+def test_channel_shuffles_and_group_sums_split_their_ranges(n: int, c: int, groups: int, hw: int) -> None:
+  """A channel shuffle (reshape into groups, swap, flatten) and a per-group sum index their channels as r // d and
+  r mod d: the ranges split (pytc-split-ranges) and the results stay NumPy's, for several dtypes."""
+  for dtype in ("float32", "int32", "uint8"):
+    x = values((n, c, hw, hw), dtype)
+    shuffled = Tensor(x).reshape(n, groups, c // groups, hw, hw).transpose(1, 2).reshape(n, c, hw, hw)
+    np.testing.assert_array_equal(shuffled.numpy(), x.reshape(n, groups, c // groups, hw, hw).transpose(0, 2, 1, 3, 4).reshape(n, c, hw, hw))
+    per_group = (Tensor(x).reshape(n, groups, c // groups, hw, hw).sum(2) + 1).numpy()
+    want = x.reshape(n, groups, c // groups, hw, hw).sum(2, dtype=per_group.dtype) + 1
+    np.testing.assert_array_equal(per_group, want)
