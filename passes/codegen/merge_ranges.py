@@ -15,9 +15,10 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.passes import functions_with, range_size, register
+from pytc.passes.codegen.range_rewrites import rebuild_users, reshape_arguments, users
 from pytc.passes.common.analysis import kernel_end
 from pytc.passes.common.attributes import KERNEL
-from pytc.passes.common.uops import new_range, range_id, range_kind, reduce_kind
+from pytc.passes.common.uops import new_range, range_id, range_kind
 
 ACCESSES = (uop.IndexOp, uop.StoreOp)
 
@@ -35,13 +36,6 @@ def pair_position(op: ir.OpView, a: ir.Value, b: ir.Value) -> int | None:
   return d if d is not None and ir.MemRefType(buffer_of(op).type).shape[d + 1] == range_size(b) else None
 
 
-def users(value: ir.Value) -> dict[int, ir.OpView]:
-  """The ops using `value`, each once, by their operation's hash (a Python object's id changes from one look to the next)."""
-  found = {}
-  for use in value.uses: found.setdefault(hash(use.owner.operation), use.owner.opview)
-  return found
-
-
 def merge_plan(a: ir.Value, b: ir.Value) -> dict[ir.Value, int] | None:
   """For mergeable `a` and `b`: each buffer argument they index, with the dimension where its two merge; else None."""
   if range_size(a) == 0 or range_size(b) == 0: return None
@@ -56,31 +50,16 @@ def merge_plan(a: ir.Value, b: ir.Value) -> dict[ir.Value, int] | None:
   return buffers
 
 
-def merged_type(buffer: ir.Value, d: int) -> ir.MemRefType:
-  kind = ir.MemRefType(buffer.type)
-  shape = list(kind.shape)
-  return ir.MemRefType.get(shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2:], kind.element_type)
-
-
-def rebuild(op: ir.OpView, a: ir.Value, b: ir.Value, merged: ir.Value) -> None:
-  """Replace an op using `a` and `b` (an access, a reduction, the end) by the same op using `merged` in their place."""
-  def over(values: ir.OpOperandList) -> list[ir.Value]: return [merged if v == a else v for v in values if v != b]
-  with ir.InsertionPoint(op), op.location:
-    if isinstance(op, uop.IndexOp): new = uop.IndexOp(op.src, over(op.indices), valid=op.valid)
-    elif isinstance(op, uop.StoreOp): new = uop.StoreOp(op.value, op.dst, over(op.indices))
-    elif isinstance(op, uop.RangeReduceOp): new = uop.RangeReduceOp(reduce_kind(op), op.src, over(op.ranges))
-    else: new = uop.EndOp(op.src, over(op.ranges))
-  op.result.replace_all_uses_with(new.result)
-  op.operation.erase()
+def merged_shape(buffer: ir.Value, d: int) -> list[int]:
+  shape = list(ir.MemRefType(buffer.type).shape)
+  return shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2:]
 
 
 def merge(fn: ir.OpView, a: ir.Value, b: ir.Value, buffers: dict[ir.Value, int]) -> None:
   with ir.InsertionPoint(a.owner), a.owner.location:
     merged = new_range(range_kind(a), range_size(a) * range_size(b), range_id(a))
-  for buffer, d in buffers.items(): buffer.set_type(merged_type(buffer, d))
-  results = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
-  fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([arg.type for arg in fn.regions[0].blocks[0].arguments], results))
-  for op in sorted(users(a).values(), key=lambda op: isinstance(op, uop.EndOp)): rebuild(op, a, b, merged)  # the end after its store
+  reshape_arguments(fn, {buffer: merged_shape(buffer, d) for buffer, d in buffers.items()})
+  rebuild_users(a, lambda values: [merged if v == a else v for v in values if v != b])
   a.owner.erase()
   b.owner.erase()
 

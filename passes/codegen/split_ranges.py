@@ -13,17 +13,11 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.passes import functions_with, range_size, register
+from pytc.passes.codegen.range_rewrites import rebuild_users, reshape_arguments, users
 from pytc.passes.common.attributes import KERNEL
-from pytc.passes.common.uops import new_range, range_id, range_kind, reduce_kind
+from pytc.passes.common.uops import new_range, range_id, range_kind
 
 DIVISIONS = {"arith.divui": "div", "arith.remui": "mod"}
-
-
-def users(value: ir.Value) -> dict[int, ir.OpView]:
-  """The ops using `value`, each once, by their operation's hash."""
-  found = {}
-  for use in value.uses: found.setdefault(hash(use.owner.operation), use.owner.opview)
-  return found
 
 
 def constant_index(value: ir.Value) -> int | None:
@@ -62,26 +56,15 @@ def split(fn: ir.OpView, r: ir.Value, d: int, buffers: dict[ir.Value, int], fres
   size = range_size(r)
   with ir.InsertionPoint(r.owner), r.owner.location:
     outer, inner = new_range(range_kind(r), size // d, range_id(r)), new_range(range_kind(r), d, fresh_id)
-  for buffer, dim in buffers.items():
-    kind = ir.MemRefType(buffer.type)
-    shape = list(kind.shape)
-    buffer.set_type(ir.MemRefType.get(shape[:dim] + [size // d, d] + shape[dim + 1:], kind.element_type))
-  results = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results
-  fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([arg.type for arg in fn.regions[0].blocks[0].arguments], results))
-
-  def over(values: ir.OpOperandList) -> list[ir.Value]: return [v for value in values for v in ((outer, inner) if value == r else (value,))]
-  for op in sorted(users(r).values(), key=lambda op: isinstance(op, uop.EndOp)):  # the end after its store
+  def split_shape(buffer: ir.Value, dim: int) -> list[int]:
+    shape = list(ir.MemRefType(buffer.type).shape)
+    return shape[:dim] + [size // d, d] + shape[dim + 1:]
+  reshape_arguments(fn, {buffer: split_shape(buffer, dim) for buffer, dim in buffers.items()})
+  for op in users(r).values():
     if op.operation.name in DIVISIONS:
       op.result.replace_all_uses_with(outer if DIVISIONS[op.operation.name] == "div" else inner)
       op.operation.erase()
-      continue
-    with ir.InsertionPoint(op), op.location:
-      if isinstance(op, uop.IndexOp): new = uop.IndexOp(op.src, over(op.indices), valid=op.valid)
-      elif isinstance(op, uop.StoreOp): new = uop.StoreOp(op.value, op.dst, over(op.indices))
-      elif isinstance(op, uop.RangeReduceOp): new = uop.RangeReduceOp(reduce_kind(op), op.src, over(op.ranges))
-      else: new = uop.EndOp(op.src, over(op.ranges))
-    op.result.replace_all_uses_with(new.result)
-    op.operation.erase()
+  rebuild_users(r, lambda values: [v for value in values for v in ((outer, inner) if value == r else (value,))])
   r.owner.erase()
 
 
