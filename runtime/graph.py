@@ -85,7 +85,7 @@ class CommandGraph:
     self.signals = {place: place[0].new_signal() for place in {n.place for n in nodes if n.signals}}
     for node in nodes:
       for index, by_host in node.waits: self.signals[nodes[index].place].wakes_host |= by_host
-    self.began = {id(d): d.new_signal() for d in self.devices}
+    self.began = {id(d): d.new_signal() for d in self.devices} if self.timed else {}
     # devices whose buffers are read elsewhere: what they were given before this graph must be done before it starts
     self.sources = list({id(s.source): s.source for s in steps if s.kernel is None and s.source is not s.device}.values())
     self.actions = self._encode(nodes)
@@ -165,15 +165,15 @@ class CommandGraph:
     if (queue := self.pending.get(place)) is None:
       device, ring = place
       queue = self.pending[place] = device.queue() if ring == COMPUTE else device.copy_queue()
-      if self.timed and ring == COMPUTE and id(device) not in self.stamped:  # the device's first compute command buffer: when its work began
+      if id(device) in self.began and ring == COMPUTE and id(device) not in self.stamped:  # the device's first compute buffer: its start
         self.stamped.add(id(device))
         queue.timestamp(self.began[id(device)])
     return queue
 
-  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal, Signal, Callable[[], None]]]:
+  def _finals(self, nodes: list[Node]) -> list[tuple[Any, bytes, Signal | None, Signal | None, Callable[[], None]]]:
     """Per device, what its last compute command buffer holds before the timeline signal: waits for its other queues' last
-    steps, the end timestamp (DEBUG=2); with the signals of when its work began and ended, and the device's function submitting it
-    with the timeline's next value. The copy queues' pending buffers go to `actions` first."""
+    steps, the end timestamp (DEBUG=2); with the signals of when its work began and ended (None unless DEBUG=2), and the
+    device's function submitting it with the timeline's next value. The copy queues' pending buffers go to `actions` first."""
     last = {n.place: i for i, n in enumerate(nodes) if n.place is not None}
     for (device, ring), queue in list(self.pending.items()):
       if ring != COMPUTE: self.actions.append((COPY, device, queue.packets))
@@ -182,10 +182,10 @@ class CommandGraph:
       queue = self.pending.get((device, COMPUTE)) or self._queue((device, COMPUTE))
       for place, index in last.items():
         if place[0] is device and place[1] != COMPUTE: queue.wait(self.signals[place], index + 1)
-      ended = device.new_signal()
-      if self.timed: queue.timestamp(ended)
+      ended = device.new_signal() if self.timed else None
+      if ended is not None: queue.timestamp(ended)
       data = queue.bytes()
-      finals.append((device, data, self.began[id(device)], ended, device.timeline_submitter(data)))
+      finals.append((device, data, self.began.get(id(device)), ended, device.timeline_submitter(data)))
     self.pending.clear()
     return finals
 

@@ -15,15 +15,12 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.passes import functions_with, range_size, register
-from pytc.passes.codegen.range_rewrites import rebuild_users, reshape_arguments, users
+from pytc.passes.codegen.range_rewrites import buffer_of, rebuild_users, reshape_arguments, users
 from pytc.passes.common.analysis import kernel_end
 from pytc.passes.common.attributes import KERNEL
 from pytc.passes.common.uops import new_range, range_id, range_kind
 
 ACCESSES = (uop.IndexOp, uop.StoreOp)
-
-
-def buffer_of(op: uop.IndexOp | uop.StoreOp) -> ir.Value: return op.src if isinstance(op, uop.IndexOp) else op.dst
 
 
 def pair_position(op: ir.OpView, a: ir.Value, b: ir.Value) -> int | None:

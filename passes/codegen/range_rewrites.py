@@ -8,6 +8,11 @@ from pytc.dialects import uop
 from pytc.passes.common.uops import reduce_kind
 
 
+def buffer_of(access: uop.IndexOp | uop.StoreOp) -> ir.Value:
+  """The buffer an access reads or writes."""
+  return access.src if isinstance(access, uop.IndexOp) else access.dst
+
+
 def users(value: ir.Value) -> dict[int, ir.OpView]:
   """The ops using `value`, each once, by their operation's hash (a Python object's id changes from one look to the next)."""
   found = {}

@@ -13,17 +13,12 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.passes import functions_with, range_size, register
-from pytc.passes.codegen.range_rewrites import rebuild_users, reshape_arguments, users
+from pytc.passes.codegen.range_rewrites import buffer_of, rebuild_users, reshape_arguments, users
+from pytc.passes.common.analysis import constant_value
 from pytc.passes.common.attributes import KERNEL
 from pytc.passes.common.uops import new_range, range_id, range_kind
 
 DIVISIONS = {"arith.divui": "div", "arith.remui": "mod"}
-
-
-def constant_index(value: ir.Value) -> int | None:
-  if isinstance(value, ir.BlockArgument) or value.owner.name != "arith.constant": return None
-  attribute = value.owner.attributes["value"]
-  return ir.IntegerAttr(attribute).value if isinstance(attribute, ir.IntegerAttr) else None
 
 
 def position(op: ir.OpView, r: ir.Value) -> int | None:
@@ -32,8 +27,7 @@ def position(op: ir.OpView, r: ir.Value) -> int | None:
   indices = list(op.indices)
   found = [d for d, index in enumerate(indices) if index == r]
   if len(found) != 1: return None
-  buffer = op.src if isinstance(op, uop.IndexOp) else op.dst
-  return found[0] if ir.MemRefType(buffer.type).shape[found[0]] == range_size(r) else None
+  return found[0] if ir.MemRefType(buffer_of(op).type).shape[found[0]] == range_size(r) else None
 
 
 def split_plan(r: ir.Value) -> tuple[int, dict[ir.Value, int]] | None:
@@ -42,11 +36,11 @@ def split_plan(r: ir.Value) -> tuple[int, dict[ir.Value, int]] | None:
   for op in users(r).values():
     if isinstance(op, uop.EndOp | uop.RangeReduceOp): continue
     if op.operation.name in DIVISIONS:
-      if op.operands[0] != r or (d := constant_index(op.operands[1])) is None: return None
+      if op.operands[0] != r or (d := constant_value(op.operands[1])) is None: return None
       divisors.add(d)
       continue
-    d, buffer = position(op, r), op.src if isinstance(op, uop.IndexOp) else getattr(op, "dst", None)
-    if d is None or not isinstance(buffer, ir.BlockArgument) or buffers.setdefault(buffer, d) != d: return None
+    if (d := position(op, r)) is None or not isinstance(buffer := buffer_of(op), ir.BlockArgument) or buffers.setdefault(buffer, d) != d:
+      return None
   if len(divisors) != 1 or (d := divisors.pop()) <= 1 or d >= size or size % d: return None
   if any(position(op, r) != dim for buffer, dim in buffers.items() for op in users(buffer).values()): return None
   return d, buffers

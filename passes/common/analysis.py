@@ -5,6 +5,7 @@ A kernel's values form a DAG rooted at its store; `computation(value)` lists the
 (operands first), block arguments (buffers) excluded. A reduction's body is its `src`, looped over its `ranges`.
 """
 from mlir import ir
+from mlir.dialects import arith
 
 from pytc.dialects import uop
 from pytc.passes.common.uops import isa
@@ -30,6 +31,12 @@ def kernel_end(kernel: ir.Operation) -> uop.EndOp:
 def defining(value: ir.Value, kind: type[ir.OpView]) -> ir.OpView | None:
   """The op of class `kind` that computes `value`, or None if another op (or none) does."""
   return None if isinstance(value, ir.BlockArgument) or not isinstance(value.owner, kind) else value.owner
+
+
+def constant_value(value: ir.Value) -> int | None:
+  """The integer an index value holds when an arith.constant defines it, else None."""
+  if (op := defining(value, arith.ConstantOp)) is None: return None
+  return ir.IntegerAttr(op.value).value
 
 
 def computation(value: ir.Value, into_reductions: bool = True) -> list[ir.OpView]:

@@ -40,7 +40,7 @@ from pytc.passes.codegen.kernel_lowering import (
   widened_product,
 )
 from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.common.analysis import UOP_PREFIX, computation, defining, free_ranges, top_level_reductions, uses_any, weight
+from pytc.passes.common.analysis import UOP_PREFIX, computation, constant_value, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
 from pytc.passes.cpu.vectorize import (
@@ -100,12 +100,6 @@ def transposed(rows: list[ir.Value]) -> list[ir.Value]:
 
 
 def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.get(), value)
-
-
-def constant_value(value: ir.Value) -> int | None:
-  """The integer a uniform index value holds when it is a constant."""
-  if (op := defining(value, arith.ConstantOp)) is None: return None
-  return ir.IntegerAttr(op.value).value
 
 
 class VectorLowering(KernelLowering):
@@ -461,7 +455,7 @@ def row_sum_twin(reduction: uop.RangeReduceOp, stored: uop.StoreOp, j: ir.Value,
 
 def tile_ranges(tile: dict[str, int], loops: list[ir.Value]) -> tuple[ir.Value, ir.Value | None]:
   """The output range in the lanes (`j`: `along`'s, else the innermost) and the upcast range `u` (None without one)."""
-  j = next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["along"]) if "along" in tile else loops[-1]
+  j = range_with_id(loops, tile["along"]) if "along" in tile else loops[-1]
   return j, next((r for r in loops if r is not j and ir.IntegerAttr(r.owner.id).value == tile["upcast"]), None)
 
 
@@ -470,13 +464,13 @@ def overlapping_blocks(kernel: ir.Operation, loops: list[ir.Value]) -> bool:
   its neighbour (computing those outputs twice)."""
   tile = VECTOR.get(kernel)
   j, u = tile_ranges(tile, loops)
-  crossed = range_size(transposed_i(tile, loops)) % tile["lanes"] != 0 if "transpose" in tile else False
+  crossed = "transpose" in tile and range_size(range_with_id(loops, tile["transpose"])) % tile["lanes"] != 0
   return range_size(j) % (tile["lanes"] * tile["vectors"]) != 0 or (u is not None and range_size(u) % tile["rows"] != 0) or crossed
 
 
-def transposed_i(tile: dict[str, int], loops: list[ir.Value]) -> ir.Value:
-  """The output range a `transpose` tile's reads index last."""
-  return next(r for r in loops if ir.IntegerAttr(r.owner.id).value == tile["transpose"])
+def range_with_id(loops: list[ir.Value], id: int) -> ir.Value:
+  """The range of `loops` whose uop.range has this id (a pytc.vector choice names ranges by id)."""
+  return next(r for r in loops if ir.IntegerAttr(r.owner.id).value == id)
 
 
 def block_start(block: ir.Value, length: int, size: int) -> ir.Value:
@@ -609,7 +603,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   In stream mode (elementwise along `j`), the reductions vary only with the outer ranges: they are computed as
   scalar loops once per outer iteration, before the loop along `j`."""
   tile = VECTOR.get(kernel)
-  if "transpose" in tile: return lower_transposed_body(lowering, stored, loops, bounds, transposed_i(tile, loops))
+  if "transpose" in tile: return lower_transposed_body(lowering, stored, loops, bounds, range_with_id(loops, tile["transpose"]))
   lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   stream = tile.get("stream", 0) == 1
   j, u = tile_ranges(tile, loops)
