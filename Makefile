@@ -19,7 +19,8 @@ demo: $(VENV)/installed
 test: $(VENV)/installed
 	$(BIN)/lit -sv test
 	$(BIN)/pytest
-	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_numerics.py test/python/test_dtype_sweep.py
+	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_numerics.py test/python/test_dtype_sweep.py test/python/test_regressions.py
+	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_models.py -k "resnet or transformer or pooling"
 	PYTC_DEVICE=AMD:MOCK $(BIN)/pytest -q test/python/test_numerics.py test/python/test_jit.py test/python/test_realize_edge.py test/python/test_schedule.py -k "not test_schedule or kernel_count"
 	$(BIN)/ruff check .
 

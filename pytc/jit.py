@@ -55,13 +55,12 @@ def _base(node: LazyOp) -> tuple[LazyOp, list[LazyOp]]:
 
 
 def _prepare_inputs(tensors: list[Tensor]) -> tuple[list[Buffer], list[tuple]]:
-  """Realize the input tensors; returns their buffers and what a capture depends on (view chain, shape, dtype, device)."""
+  """Realize the input tensors; returns their buffers and what a capture depends on (view chain, shape, dtype, device). A
+  constant (Tensor.ones(4)) has no buffer for a replay to replace: it is realized into one first, as tinygrad does."""
   bases = [_base(t.lazydata) for t in tensors]
   if not all(base.is_realized for base, _ in bases):
-    for i, (base, _) in enumerate(bases):
-      if base.op == "const":
-        t = tensors[i]
-        raise JitError(f"TinyJit input {i} is a constant {t.shape} {t.dtype} without a buffer to replace: pass x.contiguous() instead")
+    for t, (base, _) in zip(tensors, bases):
+      if base.op == "const": t.lazydata = t.contiguous().lazydata
     Tensor.realize(*tensors)
     bases = [_base(t.lazydata) for t in tensors]
   buffers = [base.arg for base, _ in bases]

@@ -418,17 +418,26 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def __rtruediv__(self, x): return self.div(x, True)
   def __pow__(self, x): return self.pow(x)
   def __rpow__(self, x): return self.pow(x, True)
-  def __lt__(self, x): return self._binary("cmplt", x, dtype=dtypes.bool)
-  def __gt__(self, x): return self._binary("cmplt", x, True, dtype=dtypes.bool)
+  def _compare(self, op: str, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """An int scalar beyond an integer tensor's dtype compares as the number it is, not wrapped into the dtype (as
+    tinygrad's weak constants): a uint8 tensor is never below -10, so clip(-10, 10) leaves 6 as it is."""
+    if isinstance(x, int) and not isinstance(x, bool) and self.dtype.is_int and not self.dtype.min <= x <= self.dtype.max:
+      outcome = {"cmpeq": False, "cmpne": True, "cmplt": (x < self.dtype.min) == reverse}[op]
+      return Tensor(LazyOp("const", dtypes.bool, self.shape, self.device, arg=outcome))
+    return self._binary(op, x, reverse, dtype=dtypes.bool)
+  def __lt__(self, x): return self._compare("cmplt", x)
+  def __gt__(self, x): return self._compare("cmplt", x, True)
   def __ge__(self, x):
     """False where either side is NaN, as NumPy and torch (not (a < b) would be True there)."""
+    if not isinstance(x, Tensor) and not self.dtype.is_float and not isinstance(x, float): return (self < x).logical_not()
     a, b = self._broadcasted(x)
     return (a > b) | (a == b) if a.dtype.is_float else (a < b).logical_not()
   def __le__(self, x):
+    if not isinstance(x, Tensor) and not self.dtype.is_float and not isinstance(x, float): return (self > x).logical_not()
     a, b = self._broadcasted(x)
     return (a < b) | (a == b) if a.dtype.is_float else (a > b).logical_not()
-  def __eq__(self, x): return self._binary("cmpeq", x, dtype=dtypes.bool)  # type: ignore[override]
-  def __ne__(self, x): return self._binary("cmpne", x, dtype=dtypes.bool)  # type: ignore[override]
+  def __eq__(self, x): return self._compare("cmpeq", x)  # type: ignore[override]
+  def __ne__(self, x): return self._compare("cmpne", x)  # type: ignore[override]
   __hash__ = object.__hash__
 
   # *** movement ***

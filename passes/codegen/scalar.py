@@ -172,7 +172,13 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   if is_float(src) and is_float(dst):
     if width(src) == width(dst): x, src = arith.extf(shaped(ir.F32Type.get(), x), x), ir.F32Type.get()
     return arith.extf(shaped(dst, x), x) if width(dst) > width(src) else round_float(x, dst)
-  if is_float(src): return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(shaped(signless(dst), x), x)
+  if is_float(src):
+    if width(dst) >= 64 or (width(dst) == 32 and not is_unsigned(dst)):
+      return (arith.fptoui if is_unsigned(dst) else arith.fptosi)(shaped(signless(dst), x), x)
+    # narrower and unsigned targets through i64, then wrapped: LLVM leaves an out-of-range fptoui (-1.0 to uint8) undefined,
+    # which vector and scalar code answered differently; through i64 it is -1 mod 2^n, as NumPy gives on x86
+    wide = arith.fptosi(shaped(ir.IntegerType.get_signless(64), x), x)
+    return arith.trunci(shaped(signless(dst), x), wide)
   if is_float(dst):  # to bf16 through f64 (exact from 32-bit integers), as LLVM's own conversion rounds twice
     wide = ir.F64Type.get() if dst == ir.BF16Type.get() else dst
     converted = (arith.uitofp if is_unsigned(src) else arith.sitofp)(shaped(wide, x), x)

@@ -117,9 +117,11 @@ class VectorLowering(KernelLowering):
     self.row = 0  # the current tile's row in its block along u
 
   def pack(self, value: ir.Value, reduction: uop.RangeReduceOp, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
-    """Compute `value` over the reduction's ranges and the `width` lanes of `j` from `j_start` into a contiguous
-    panel (allocated once per call); the tiles then read the panel."""
-    ranges = list(reduction.ranges)
+    """Compute `value` over the reduction's ranges it uses and the `width` lanes of `j` from `j_start` into a contiguous
+    panel (allocated once per call); the tiles then read the panel. A value that several reductions read (one weight in
+    each gradient of a projection's input) is packed once, for all of them."""
+    if value in self.packed: return
+    ranges = [r for r in reduction.ranges if uses_any(value, {r})]
     shape = [range_size(r) for r in ranges] + [width]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
@@ -143,7 +145,7 @@ class VectorLowering(KernelLowering):
           for lane, flipped in enumerate(transposed(rows)):
             vector.store(flipped, panel, positions + [arith.addi(start, index_constant(lane)), index_constant(column)])
         scf.YieldOp([])
-    if transposable(value, ranges[-1], j) and range_size(ranges[-1]) % self.lanes == 0: self.loop_nest(ranges[:-1], copy_transposed)
+    if ranges and transposable(value, ranges[-1], j) and range_size(ranges[-1]) % self.lanes == 0: self.loop_nest(ranges[:-1], copy_transposed)
     else: self.loop_nest(ranges, copy)
     self.packed[value] = (panel, ranges)
 
@@ -152,7 +154,8 @@ class VectorLowering(KernelLowering):
     """Compute `value` over the reduction's ranges for the `rows` values of `u` in each of the `group` blocks from the
     group's first into a panel [block, reduce ranges..., row] (allocated once per call): a tile then reads its block's
     part in order, one broadcast per row and step, where the source steps across rows."""
-    ranges, (first, place, count) = list(reduction.ranges), group_blocks
+    if value in self.row_packed: return
+    ranges, (first, place, count) = [r for r in reduction.ranges if uses_any(value, {r})], group_blocks
     shape = [group] + [range_size(r) for r in ranges] + [rows]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
@@ -311,7 +314,7 @@ class VectorLowering(KernelLowering):
     element, source = op.result.type, self.emit(op.src)
     if is_empty(op.src.type): return constant(element, 0)
     source, indices = self.without_unit_tail(source, indices)
-    if isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
+    if indices and isinstance(indices[-1], Strided) and indices[-1].stride == 1 and all(is_uniform(v) for v in indices[:-1]):
       stored = self.vector_type(storage_type(element))
       if valid is None:
         alignment = self.alignment(source, op.indices[len(indices) - 1]) if self.aligned_loads else None

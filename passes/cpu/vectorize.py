@@ -110,7 +110,7 @@ def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
   """Whether the read's last index (trailing dimensions of size 1 aside) moves with `j` and no other index does (a gate
   may: it becomes a mask)."""
   indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
-  return uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
+  return bool(indices) and uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])  # a 0-d read moves only by its gate
 
 
 def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
@@ -120,8 +120,8 @@ def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
 def steps_across_rows(read: uop.IndexOp, k: ir.Value) -> bool:
   """Whether the read moves with `k` in an index other than its last (trailing dimensions of size 1 aside: the w[o, c, 0, 0]
   of a 1x1 convolution reads along c): each step of `k` lands on another row (the A[k, i] of A.T @ B)."""
-  *outer, last = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
-  return any(uses_any(i, {k}) for i in outer) and not uses_any(last, {k})
+  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  return bool(indices) and any(uses_any(i, {k}) for i in indices[:-1]) and not uses_any(indices[-1], {k})
 
 
 def row_pack_values(reductions: list[uop.RangeReduceOp], j: ir.Value, u: ir.Value, unroll: int) -> dict[uop.RangeReduceOp, list[ir.Value]]:
@@ -180,6 +180,7 @@ def transposed_range(read: uop.IndexOp, loops: list[ir.Value], j: ir.Value) -> i
   """The output range `i` other than `j` that a read indexes last (trailing dimensions of size 1 aside), and no other
   index, while an earlier index moves with `j`: the a[j, i] of out[i, j] = a[j, i]. None for another read."""
   indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  if not indices: return None
   last = indices[-1]
   if last == j or last not in loops or not any(uses_any(index, {j}) for index in indices[:-1]): return None
   return None if any(uses_any(index, {last}) for index in indices[:-1]) else last
@@ -318,7 +319,9 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
     vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= ALONG_PANEL_BYTES for r, rs in reads.items() if rs)])
   floats = all(is_float(read.results[0].type) for rs in reads.values() for read in rs)
-  pack = allow_pack is not False and not few and bool(candidates) and floats and all(
+  # along another range the panel is packed once per block of j, before the loops over the other output ranges
+  shared = j is loops[-1] or not varies_elsewhere(loops, j, reads)
+  pack = allow_pack is not False and not few and bool(candidates) and floats and shared and all(
     panel_bytes(r, lanes * vectors) <= PACK_BYTES for r, rs in reads.items() if rs)
   contiguous = all(is_contiguous(read, j) for rs in reads.values() for read in rs)
   if not pack and not contiguous: return None

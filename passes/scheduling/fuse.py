@@ -242,6 +242,7 @@ class Fuser:
           del self.kernels_of[read]
           self.kernels_of[guarded] = []
           inlined.reads = inlined.reads - {read} | {guarded}
+          if read == source: source = guarded  # a materialized read: its guarded copy is the value now
           read.owner.operation.erase()
         source = self.masked(source, valid, inlined)
     for r, i in zip(ranges, reader.operands[1:1 + len(ranges)]):

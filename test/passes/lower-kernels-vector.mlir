@@ -516,3 +516,29 @@ func.func @transpose_add(%out: memref<24x40xf32>, %x: memref<40x24xf32>, %y: mem
   %e = uop.end %w over(%i, %j) : memref<24x40xf32>
   return
 }
+
+// -----
+
+// Two sums over one range read one weight b[j, k] (the gradients of a projection's input share its weight): the weight is
+// packed once, as a transposed panel, and both reductions read that panel.
+// CHECK-LABEL: func.func @two_sums_one_weight(
+// CHECK: memref.alloca() : memref<16x16xf32>
+// CHECK-NOT: memref.alloca() : memref<16x16xf32>
+// CHECK: scf.parallel
+// CHECK-COUNT-2: vector.load %{{.*}} : memref<16x16xf32>, vector<8xf32>
+func.func @two_sums_one_weight(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %c: memref<8x16xf32>, %b: memref<16x16xf32>) attributes {pytc.kernel, pytc.vector = {group = 2 : i64, lanes = 8 : i64, pack = 1 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 2 : i64}} {
+  %i = uop.range loop 8 id 0
+  %j = uop.range loop 16 id 1
+  %k = uop.range reduce 16 id 2
+  %x = uop.index %a[%i, %k] : memref<8x16xf32>
+  %y = uop.index %b[%j, %k] : memref<16x16xf32>
+  %p = uop.mul %x, %y : f32
+  %s = uop.range_reduce add %p over(%k) : f32
+  %z = uop.index %c[%i, %k] : memref<8x16xf32>
+  %q = uop.mul %z, %y : f32
+  %t = uop.range_reduce add %q over(%k) : f32
+  %u = uop.mul %s, %t : f32
+  %w = uop.store %u, %out[%i, %j] : memref<8x16xf32>
+  %e = uop.end %w over(%i, %j) : memref<8x16xf32>
+  return
+}

@@ -659,3 +659,36 @@ func.func @two_crossings(%out: memref<8x8x16xf32>, %x: memref<16x8x8xf32>, %y: m
   %e = uop.end %w over(%i, %h, %j) : memref<8x8x16xf32>
   return
 }
+
+// -----
+
+// The mask of a 2x2 max pool's gradient (is x the max of its window?) over 64 channels: its innermost output ranges are 2 wide, but
+// the reads along the channels vary with every other output range too, so a panel packed once per block of channels (before the
+// loops over those ranges) would hold the wrong windows, and read in place they are not contiguous along the channels: no `along`.
+// CHECK-LABEL: func.func @pool_mask(
+// CHECK-NOT: along
+// CHECK: return
+func.func @pool_mask(%arg0: memref<64x5x14x2x2xf32>, %arg1: memref<64x11x28xf32>) attributes {pytc.kernel} {
+  %c2 = arith.constant 2 : index
+  %0 = uop.range loop 64 id 2
+  %1 = uop.range loop 5 id 4
+  %2 = arith.muli %1, %c2 : index
+  %3 = uop.range loop 2 id 6
+  %4 = arith.addi %2, %3 : index
+  %5 = uop.range loop 14 id 5
+  %6 = arith.muli %5, %c2 : index
+  %7 = uop.range loop 2 id 7
+  %8 = arith.addi %6, %7 : index
+  %9 = uop.index %arg1[%0, %4, %8] : memref<64x11x28xf32>
+  %10 = uop.range reduce 2 id 0
+  %11 = arith.addi %2, %10 : index
+  %12 = uop.range reduce 2 id 1
+  %13 = arith.addi %6, %12 : index
+  %14 = uop.index %arg1[%0, %11, %13] : memref<64x11x28xf32>
+  %15 = uop.range_reduce max %14 over(%10, %12) : f32
+  %16 = uop.cmpeq %9, %15 : f32
+  %17 = uop.cast %16 : i1 to f32
+  %18 = uop.store %17, %arg0[%0, %1, %5, %3, %7] : memref<64x5x14x2x2xf32>
+  %19 = uop.end %18 over(%0, %1, %5, %3, %7) : memref<64x5x14x2x2xf32>
+  return
+}
