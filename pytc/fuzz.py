@@ -364,10 +364,20 @@ def ref_reduce(kind: str) -> Callable:
   def run(p, dtype, a):
     axis, keepdim = p.get("axis"), p.get("keepdim", False)
     if kind == "sum": return a.astype(wide(np.dtype(dtype))).sum(axis=axis, keepdims=keepdim).astype(dtype)
-    if kind == "mean":
-      with np.errstate(all="ignore"): return a.astype(np.float64).mean(axis=axis, keepdims=keepdim).astype(dtype)
+    if kind == "mean":  # an integer mean divides the sum in the dtype's sum dtype, wrapped as that sum is (tinygrad's)
+      with np.errstate(all="ignore"):
+        count = a.size // max(1, a.astype(np.float64).sum(axis=axis, keepdims=keepdim).size)
+        if a.dtype.kind in "iub": return (integer_sum(a, axis, keepdim).astype(np.float64) / max(count, 1)).astype(dtype)
+        return a.astype(np.float64).mean(axis=axis, keepdims=keepdim).astype(dtype)
     return (a.max if kind == "max" else a.min)(axis=axis, keepdims=keepdim).astype(dtype)
   return run
+
+
+def integer_sum(a: np.ndarray, axis, keepdim: bool) -> np.ndarray:
+  """The sum of an integer (or bool) array in pytc's sum dtype for it, wrapping as that dtype does."""
+  from pytc.dtype import dtypes, sum_dtype
+  accumulate = np_dtype(sum_dtype(getattr(dtypes, "bool" if a.dtype == np.bool_ else str(a.dtype))).name)
+  return a.astype(wide(accumulate)).sum(axis=axis, keepdims=keepdim).astype(accumulate)
 
 
 def ref_cast(p, dtype, a):
@@ -375,8 +385,10 @@ def ref_cast(p, dtype, a):
 
 
 def ref_to_int(p, dtype, a):
-  """A float cast to an integer is clipped into its range first, NaN taken as 0: C leaves the rest undefined."""
-  return np.clip(np.where(np.isnan(a), 0, a), *INT_RANGE[p["to"]]).astype(dtype)
+  """A float cast to an integer is clipped into its range first, NaN taken as 0 (C leaves the rest undefined), and rounded
+  (floor(x + 0.5)) rather than truncated: a saturating op's result a rounding below an integer (gelu(5)) would truncate to
+  either neighbour, while a value a rounding from a half is rarer."""
+  return np.floor(np.clip(np.where(np.isnan(a), 0, a), *INT_RANGE[p["to"]]).astype(a.dtype) + np.asarray(0.5, a.dtype)).astype(dtype)
 
 
 def torch_pool(kind: str):
@@ -426,9 +438,9 @@ OPS: dict[str, Op] = {
   "equal": Op("{a} == {b}", ref_compare(np.equal), binary, smooth=False),
   "where": Op("({a} > {b}).where({a}, {c})", ref_where, ternary, torch=lambda p, a, b, c: __import__("torch").where(a > b, a, c)),
   "cast": Op("{a}.cast(dtypes.{to})", ref_cast, cast, smooth=False),
-  "to_int": Op("({a} != {a}).where(0, {a}).clip({low}, {high}).cast(dtypes.{to})", ref_to_int, to_int, smooth=False),
+  "to_int": Op("(({a} != {a}).where(0, {a}).clip({low}, {high}) + 0.5).floor().cast(dtypes.{to})", ref_to_int, to_int, smooth=False),
   "sum": Op("{a}.sum(axis={axis}, keepdim={keepdim})", ref_reduce("sum"), reduce_axis,
-            torch=lambda p, a: a.sum(dim=p["axis"], keepdim=p["keepdim"]) if p["axis"] is not None else a.sum()),
+            torch=lambda p, a: a.sum(dim=tuple(range(a.ndim)) if p["axis"] is None else p["axis"], keepdim=p["keepdim"])),
   "mean": Op("{a}.mean(axis={axis}, keepdim={keepdim})", ref_reduce("mean"), reduce_axis),
   "max": Op("{a}.max(axis={axis}, keepdim={keepdim})", ref_reduce("max"), lambda g, a: nonempty_axis(g, a) and ((a,), {
     "axis": g.axis(a), "keepdim": bool(g.rng.random() < 0.4)})),
