@@ -366,8 +366,9 @@ def ref_reduce(kind: str) -> Callable:
     if kind == "sum": return a.astype(wide(np.dtype(dtype))).sum(axis=axis, keepdims=keepdim).astype(dtype)
     if kind == "mean":  # an integer mean divides the sum in the dtype's sum dtype, wrapped as that sum is (tinygrad's)
       with np.errstate(all="ignore"):
-        count = a.size // max(1, a.astype(np.float64).sum(axis=axis, keepdims=keepdim).size)
-        if a.dtype.kind in "iub": return (integer_sum(a, axis, keepdim).astype(np.float64) / max(count, 1)).astype(dtype)
+        total = a.astype(np.float64).sum(axis=axis, keepdims=keepdim)
+        count = np.float64(a.size // total.size if total.size else 0)  # none: 0 / 0, NaN
+        if a.dtype.kind in "iub": return (integer_sum(a, axis, keepdim).astype(np.float64) / count).astype(dtype)
         return a.astype(np.float64).mean(axis=axis, keepdims=keepdim).astype(dtype)
     return (a.max if kind == "max" else a.min)(axis=axis, keepdims=keepdim).astype(dtype)
   return run
