@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import concurrent.futures
 import json
 import os
 import select
@@ -90,7 +91,7 @@ def np_dtype(name: str) -> np.dtype: return np.dtype(np.bool_ if name == "bool" 
 
 def wide(dtype: np.dtype) -> np.dtype:
   """The accumulation dtype of a reference reduction: float64, int64 or uint64."""
-  return np.dtype(np.float64 if dtype.kind in "fb" and dtype.kind != "b" else np.uint64 if dtype.kind == "u" else np.int64)
+  return np.dtype(np.float64 if dtype.kind == "f" else np.uint64 if dtype.kind == "u" else np.int64)
 
 
 def np_conv2d(x: np.ndarray, w: np.ndarray, groups: int, stride: int, dilation: int, padding: int) -> np.ndarray:
@@ -368,8 +369,7 @@ def ref_reduce(kind: str) -> Callable:
       with np.errstate(all="ignore"):
         total = a.astype(np.float64).sum(axis=axis, keepdims=keepdim)
         count = np.float64(a.size // total.size if total.size else 0)  # none: 0 / 0, NaN
-        if a.dtype.kind in "iub": return (integer_sum(a, axis, keepdim).astype(np.float64) / count).astype(dtype)
-        return a.astype(np.float64).mean(axis=axis, keepdims=keepdim).astype(dtype)
+        return ((integer_sum(a, axis, keepdim).astype(np.float64) if a.dtype.kind in "iub" else total) / count).astype(dtype)
     return (a.max if kind == "max" else a.min)(axis=axis, keepdims=keepdim).astype(dtype)
   return run
 
@@ -893,7 +893,6 @@ def run_seeds(seeds: range, workers: int, timeout: float, verbose: bool) -> list
   """Every seed through a pool of workers, in order of completion; the failures by seed."""
   pool = [Worker(timeout) for _ in range(max(1, workers))]
   todo, failures = list(seeds), []
-  import concurrent.futures
   with concurrent.futures.ThreadPoolExecutor(len(pool)) as executor:
     free = list(pool)
     def run(seed: int) -> tuple[int, dict]:

@@ -99,6 +99,11 @@ def transposed(rows: list[ir.Value]) -> list[ir.Value]:
   return rows
 
 
+def used_ranges(value: ir.Value, reduction: uop.RangeReduceOp) -> list[ir.Value]:
+  """The reduction's ranges that `value` depends on: the dimensions of its panel."""
+  return [r for r in reduction.ranges if uses_any(value, {r})]
+
+
 def index_constant(value: int) -> ir.Value: return arith.constant(ir.IndexType.get(), value)
 
 
@@ -121,7 +126,7 @@ class VectorLowering(KernelLowering):
     panel (allocated once per call); the tiles then read the panel. A value that several reductions read (one weight in
     each gradient of a projection's input) is packed once, for all of them."""
     if value in self.packed: return
-    ranges = [r for r in reduction.ranges if uses_any(value, {r})]
+    ranges = used_ranges(value, reduction)
     shape = [range_size(r) for r in ranges] + [width]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 
@@ -155,7 +160,7 @@ class VectorLowering(KernelLowering):
     group's first into a panel [block, reduce ranges..., row] (allocated once per call): a tile then reads its block's
     part in order, one broadcast per row and step, where the source steps across rows."""
     if value in self.row_packed: return
-    ranges, (first, place, count) = [r for r in reduction.ranges if uses_any(value, {r})], group_blocks
+    ranges, (first, place, count) = used_ranges(value, reduction), group_blocks
     shape = [group] + [range_size(r) for r in ranges] + [rows]
     with ir.InsertionPoint.at_block_begin(entry): panel = memref.alloca(ir.MemRefType.get(shape, value.type), [], [])
 

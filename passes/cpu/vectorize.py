@@ -106,10 +106,15 @@ def rank_without_unit_tail(shape: list[int]) -> int:
   return rank
 
 
+def folded_indices(read: uop.IndexOp) -> list[ir.Value]:
+  """The read's indices with those of its trailing dimensions of size 1 set aside (none for a 0-d read)."""
+  return list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+
+
 def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
   """Whether the read's last index (trailing dimensions of size 1 aside) moves with `j` and no other index does (a gate
   may: it becomes a mask)."""
-  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  indices = folded_indices(read)
   return bool(indices) and uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])  # a 0-d read moves only by its gate
 
 
@@ -120,7 +125,7 @@ def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
 def steps_across_rows(read: uop.IndexOp, k: ir.Value) -> bool:
   """Whether the read moves with `k` in an index other than its last (trailing dimensions of size 1 aside: the w[o, c, 0, 0]
   of a 1x1 convolution reads along c): each step of `k` lands on another row (the A[k, i] of A.T @ B)."""
-  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  indices = folded_indices(read)
   return bool(indices) and any(uses_any(i, {k}) for i in indices[:-1]) and not uses_any(indices[-1], {k})
 
 
@@ -179,7 +184,7 @@ def overlap(size: int, width: int) -> float:
 def transposed_range(read: uop.IndexOp, loops: list[ir.Value], j: ir.Value) -> ir.Value | None:
   """The output range `i` other than `j` that a read indexes last (trailing dimensions of size 1 aside), and no other
   index, while an earlier index moves with `j`: the a[j, i] of out[i, j] = a[j, i]. None for another read."""
-  indices = list(read.indices)[:rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
+  indices = folded_indices(read)
   if not indices: return None
   last = indices[-1]
   if last == j or last not in loops or not any(uses_any(index, {j}) for index in indices[:-1]): return None
