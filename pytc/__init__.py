@@ -4,7 +4,8 @@ The names below load on first use, so a process that only runs exported graphs (
 neither the compiler nor MLIR."""
 import importlib
 
-_HOMES = {"Device": "pytc.device", "GlobalCounters": "pytc.helpers", "Tensor": "pytc.tensor", "TinyJit": "pytc.jit", "dtypes": "pytc.dtype",
+_HOMES = {"Context": "pytc.helpers", "Device": "pytc.device", "function": "pytc.function", "GlobalCounters": "pytc.helpers",
+          "Tensor": "pytc.tensor", "TinyJit": "pytc.jit", "Variable": "pytc.symbolic", "dtypes": "pytc.dtype",
           "load_dialect": "pytc.dialects.uop"}
 __all__ = sorted(_HOMES)
 

@@ -10,6 +10,7 @@ from pytc.arguments import int_arg, scalar_arg
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes, to_dtype, wrapped
 from pytc.graph import LazyOp
+from pytc.symbolic import Variable
 
 if TYPE_CHECKING:
   from pytc.tensor import Scalar, Tensor
@@ -22,7 +23,7 @@ def argfix(*x) -> tuple:
 
 def creation_shape(shape: tuple, op: str) -> tuple[int, ...]:
   """`shape` checked for a creation op: non-negative ints only, else ValueError."""
-  if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+  if not all((isinstance(n, int) and not isinstance(n, bool) or isinstance(n, Variable)) and n >= 0 for n in shape):
     raise ValueError(f"{op} needs a shape of non-negative ints, got {shape}")
   return shape
 
@@ -92,6 +93,7 @@ class Creation:
     an argument is a float, else default_int, or int64 when the values do not fit it. Values the dtype cannot hold raise
     OverflowError."""
     if stop is None: start, stop = 0, start
+    if isinstance(stop, Variable) and start == 0 and step == 1: return cls.arange(stop.vmax, dtype=dtype, device=device)._tagged((stop,))
     start, stop, step = scalar_arg(start, "start"), scalar_arg(stop, "stop"), scalar_arg(step, "step")
     if not all(math.isfinite(v) for v in (start, stop, step)): raise ValueError(f"arange needs finite bounds and step, got {start}, {stop}, {step}")
     if step == 0: raise ValueError("arange step cannot be 0")

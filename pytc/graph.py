@@ -14,24 +14,28 @@ from pytc.dtype import DType, dtypes
 from pytc.helpers import getenv
 from pytc.passes.common.attributes import GRAPH_DEVICE
 from pytc.passes.common.devices import set_argument_devices
+from pytc.symbolic import concrete, is_symbolic
 
 
 class LazyOp:
   """One node of the lazy graph: a uop op name (`add`, `const`, ...) or `buffer` for realized data. `arg` holds a
   const's scalar, a buffer's device buffer, or a movement/reduce op's parameters (see _attributes). Nodes are never
   changed once made; each carries its leaves and structure number (below), computed here."""
-  __slots__ = ("op", "dtype", "shape", "device", "srcs", "arg", "_leaves", "structure")
+  __slots__ = ("op", "dtype", "shape", "symbolic", "device", "srcs", "arg", "_leaves", "structure")
 
-  def __init__(self, op: str, dtype: DType, shape: tuple[int, ...], device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
+  def __init__(self, op: str, dtype: DType, shape: tuple, device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
+    """`shape` may hold symbolic sizes (pytc.symbolic): the node is then stored at their largest, `symbolic` keeps them."""
+    self.symbolic, key_shape = (shape if is_symbolic(shape) else None), shape
+    if self.symbolic: shape = concrete(shape)
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
     if len(srcs) == 1:  # the common cases first, without the general merge
-      self._leaves, key = srcs[0].leaves, (op, dtype.name, shape, device, arg if arg is None else arg_key(arg), srcs[0].structure)
+      self._leaves, key = srcs[0].leaves, (op, dtype.name, key_shape, device, arg if arg is None else arg_key(arg), srcs[0].structure)
     elif not srcs:
       self._leaves = None if op == "buffer" else ()
-      key = (op, dtype.name, shape, device, None if op == "buffer" or arg is None else arg_key(arg))
+      key = (op, dtype.name, key_shape, device, None if op == "buffer" or arg is None else arg_key(arg))
     else:
       self._leaves, wiring = merge_leaves(self)
-      key = (op, dtype.name, shape, device, None if arg is None else arg_key(arg), *[src.structure for src in srcs], *wiring)
+      key = (op, dtype.name, key_shape, device, None if arg is None else arg_key(arg), *[src.structure for src in srcs], *wiring)
     if (structure := _structures.get(key)) is None:
       if len(_structures) >= STRUCTURE_LIMIT: _structures.clear()  # numbers stay unique: a structure seen again only misses the caches
       structure = _structures.setdefault(key, next(_numbers))  # atomic across threads

@@ -1,11 +1,18 @@
 """Flags from the environment, counters and small shared utilities."""
+import contextlib
 import ctypes
 import functools
+import gzip
+import hashlib
 import importlib
 import importlib.metadata
 import math
 import os
+import pathlib
+import sys
+import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from typing import Generic, TypeVar
@@ -14,13 +21,18 @@ T = TypeVar("T", int, float, str)
 K, V = TypeVar("K", bound=Hashable), TypeVar("V")
 
 
-def package_library(package: str, name: str) -> ctypes.CDLL:
-  """Load the shared library `name` that the build put into `package` (in a source checkout installed editable, the
+def package_file(package: str, name: str) -> str:
+  """The path of the file `name` that the build put into `package` (in a source checkout installed editable, the
   package's folders are the sources and the built files' folder: every one of them is searched)."""
   folders = importlib.import_module(package).__path__
   if (path := next((p for folder in folders if (p := os.path.join(folder, name)) and os.path.exists(p)), None)) is None:
     raise ImportError(f"{name} is not built (looked in {', '.join(folders)}): install pytc with `make` or `pip install .`")
-  return ctypes.CDLL(path)
+  return path
+
+
+def package_library(package: str, name: str) -> ctypes.CDLL:
+  """Load the shared library `name` that the build put into `package` (see package_file)."""
+  return ctypes.CDLL(package_file(package, name))
 
 
 @functools.cache
@@ -87,3 +99,156 @@ class LRUCache(Generic[K, V]):
     with self._lock: return iter(list(self._entries))
   def values(self) -> list[V]:
     with self._lock: return list(self._entries.values())
+
+
+# *** modes, timing and progress: the helpers tinygrad's model files and examples import ***
+
+class ContextVar:
+  """A mode read while graphs are built, set from the environment (`key`) or by `Context`."""
+  _registry: dict[str, "ContextVar"] = {}
+
+  def __init__(self, key: str, default: int) -> None:
+    self.key, self._value = key, getenv(key, default)
+    ContextVar._registry[key] = self
+
+  @property
+  def value(self) -> int: return self._value
+  @value.setter
+  def value(self, value: int) -> None: self._value = value
+  def __bool__(self) -> bool: return bool(self.value)
+  def __int__(self) -> int: return int(self.value)
+  def __eq__(self, other: object) -> bool: return self.value == other
+  def __hash__(self) -> int: return hash(self.key)
+  def __lt__(self, other: int) -> bool: return self.value < other
+  def __le__(self, other: int) -> bool: return self.value <= other
+  def __gt__(self, other: int) -> bool: return self.value > other
+  def __ge__(self, other: int) -> bool: return self.value >= other
+  def __repr__(self) -> str: return f"{self.key}={self.value}"
+
+
+class TrainingVar(ContextVar):
+  """TRAINING is `Tensor.training` (dropout, batch statistics), so either spelling sets both."""
+  @property
+  def value(self) -> int:
+    from pytc.tensor import Tensor
+    return int(Tensor.training)
+  @value.setter
+  def value(self, value: int) -> None:
+    from pytc.tensor import Tensor
+    Tensor.training = bool(value)
+
+
+TRAINING = TrainingVar("TRAINING", 0)
+
+
+class Context(contextlib.ContextDecorator):
+  """`with Context(TRAINING=1):` or `@Context(TRAINING=1)`: modes set for a block or a call, restored after."""
+  def __init__(self, **modes: int) -> None:
+    if unknown := sorted(set(modes) - set(ContextVar._registry)):
+      raise KeyError(f"Context knows the modes {sorted(ContextVar._registry)}, not {unknown}")
+    self.modes, self.saved = modes, []
+  def __enter__(self) -> "Context":
+    self.saved.append({key: ContextVar._registry[key].value for key in self.modes})
+    for key, value in self.modes.items(): ContextVar._registry[key].value = value
+    return self
+  def __exit__(self, *exc) -> None:
+    for key, value in self.saved.pop().items(): ContextVar._registry[key].value = value
+
+
+def colored(text: str, color: str | None, background: bool = False) -> str:
+  """`text` in an ANSI terminal color (black, red, green, yellow, blue, magenta, cyan, white; None leaves it plain)."""
+  if color is None: return text
+  colors = ["black", "red", "green", "yellow", "blue", "magenta", "cyan", "white"]
+  if color not in colors: raise ValueError(f"colored knows {colors}, not {color!r}")
+  return f"\u001b[{10 * background + 60 * color.isupper() + 30 + colors.index(color.lower())}m{text}\u001b[0m"
+
+
+class Timing(contextlib.ContextDecorator):
+  """Prints `prefix` and the milliseconds the block took (and `on_exit(nanoseconds)`'s text) when it ends."""
+  def __init__(self, prefix: str = "", on_exit=None, enabled: bool = True) -> None:
+    self.prefix, self.on_exit, self.enabled = prefix, on_exit, enabled
+  def __enter__(self) -> "Timing":
+    self.start = time.perf_counter_ns()
+    return self
+  def __exit__(self, *exc) -> None:
+    self.elapsed = time.perf_counter_ns() - self.start
+    if self.enabled: print(f"{self.prefix}{self.elapsed * 1e-6:6.2f} ms" + (self.on_exit(self.elapsed) if self.on_exit else ""))
+
+
+def get_child(obj: object, key: str) -> object:
+  """What the dotted path `key` names inside `obj`: attributes, and list or dict entries ("layers.0.weight")."""
+  for part in key.split("."):
+    if isinstance(obj, dict): obj = obj[part]
+    elif part.isdigit() and isinstance(obj, list | tuple): obj = obj[int(part)]
+    else: obj = getattr(obj, part)
+  return obj
+
+
+class tqdm:
+  """A progress bar on stderr over an iterable (or `total` steps counted with update()): count, rate, elapsed and left."""
+  def __init__(self, iterable=None, desc: str = "", disable: bool = False, unit: str = "it", total: int | None = None) -> None:
+    self.iterable, self.desc, self.disable, self.unit = iterable, desc, disable, unit
+    self.total = len(iterable) if total is None and hasattr(iterable, "__len__") else total
+    self.n, self.start, self.shown = 0, time.perf_counter(), 0.0
+  def __iter__(self):
+    for item in self.iterable:
+      yield item
+      self.update(1)
+    self.close()
+  def __enter__(self) -> "tqdm": return self
+  def __exit__(self, *exc) -> None: self.close()
+  def set_description(self, desc: str) -> None: self.desc = desc
+  def update(self, n: int = 1, close: bool = False) -> None:
+    self.n += n
+    if self.disable or (time.perf_counter() - self.shown < 0.1 and self.n != self.total and not close): return
+    self.shown = time.perf_counter()
+    elapsed = self.shown - self.start
+    rate = self.n / elapsed if elapsed else 0.0
+    left = f"<{(self.total - self.n) / rate:.1f}s" if self.total and rate else ""
+    count = f"{self.n}/{self.total}" if self.total else f"{self.n}"
+    sys.stderr.write(f"\r{self.desc + ': ' if self.desc else ''}{count} [{elapsed:.1f}s{left}, {rate:.2f}{self.unit}/s]")
+    sys.stderr.flush()
+  def close(self) -> None:
+    if not self.disable and self.n: sys.stderr.write("\n")
+    self.disable = True
+
+
+def trange(n: int, **kwargs) -> tqdm: return tqdm(range(n), **kwargs)
+
+
+class FetchError(RuntimeError):
+  """A file could not be downloaded, and no local copy was found."""
+
+
+def downloads_folder() -> pathlib.Path:
+  """Where fetch keeps what it downloads: PYTC_CACHE_DIR/downloads, else ~/.cache/pytc/downloads (XDG_CACHE_HOME honoured)."""
+  root = os.environ.get("PYTC_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pytc")
+  return pathlib.Path(root) / "downloads"
+
+
+def fetch(url: str, name: str | pathlib.Path | None = None, subdir: str | None = None, gunzip: bool = False,
+          allow_caching: bool = True) -> pathlib.Path:
+  """The local file for `url`: a path (starting with / or .) is itself; else the copy in downloads_folder() (under `subdir`,
+  named `name` or after the URL), downloaded when missing (gunzipped with `gunzip`). Without a network, put the file
+  there: the error names the URL and the path."""
+  if url.startswith(("/", ".")): return pathlib.Path(url)
+  if isinstance(name, pathlib.Path) or (name is not None and "/" in name): path = pathlib.Path(name)
+  else:
+    stem = name or hashlib.md5(url.encode()).hexdigest()
+    path = downloads_folder() / (subdir or "") / (stem + (".gunzip" if gunzip and name is None else ""))
+  if path.is_file() and allow_caching: return path
+  import urllib.error
+  import urllib.request
+  path.parent.mkdir(parents=True, exist_ok=True)
+  partial = pathlib.Path(tempfile.mkstemp(dir=path.parent)[1])
+  try:
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"User-Agent": "pytc"}), timeout=10) as response:
+      length = None if gunzip else int(response.headers.get("content-length", 0)) or None
+      source = gzip.GzipFile(fileobj=response) if gunzip else response
+      with partial.open("wb") as out, tqdm(desc=url, unit="B", total=length) as bar:
+        while chunk := source.read(1 << 16): bar.update(out.write(chunk))
+    partial.rename(path)
+  except (urllib.error.URLError, OSError, EOFError) as error:
+    raise FetchError(f"cannot download {url} ({getattr(error, 'reason', error)}): put a copy of it at {path}") from None
+  finally: partial.unlink(missing_ok=True)
+  return path

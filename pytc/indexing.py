@@ -8,6 +8,8 @@ import numpy as np
 
 from pytc.arguments import scalar_arg, tensor_arg
 from pytc.dtype import dtypes, least_upper_dtype
+from pytc.graph import VIEW_OPS, LazyOp
+from pytc.symbolic import Variable
 
 if TYPE_CHECKING:
   from pytc.tensor import Scalar, Tensor
@@ -50,6 +52,10 @@ class Indexing:
     return index
 
   def _slice(self, dim: int, index: slice) -> Tensor:
+    if isinstance(index.start, Variable) or isinstance(index.stop, Variable) or isinstance(self.shape[dim], Variable):
+      if index.step not in (None, 1): raise NotImplementedError(f"a slice with symbolic bounds or of a symbolic axis takes step 1, not {index.step}")
+      bounds = (0 if index.start is None else index.start, self.shape[dim] if index.stop is None else index.stop)
+      return self.shrink(tuple(bounds if a == dim else None for a in range(self.ndim)))
     start, stop, step = index.indices(self.shape[dim])
     x = self
     if step < 0:
@@ -149,20 +155,61 @@ class Indexing:
   def masked_fill(self, mask: Tensor, value: Scalar) -> Tensor: return tensor_arg(mask, "mask").where(value, self)
 
   def __setitem__(self, indices, value: Tensor | Scalar) -> None:
-    """Assign `value` into the region of ints and step-1 slices `indices` selects."""
-    indices = indices if isinstance(indices, tuple) else (indices,)
-    if len(indices) > self.ndim: raise IndexError(f"too many indices ({len(indices)}) for shape {self.shape}")
-    bounds = []
-    for index, n in zip(indices + (slice(None),) * (self.ndim - len(indices)), self.shape):
-      if isinstance(index, int | np.integer):
-        if not -n <= index < n: raise IndexError(f"index {index} is out of range for size {n}")
-        bounds.append((index % n, index % n + 1))
-      elif isinstance(index, slice) and index.indices(n)[2] == 1: bounds.append(index.indices(n)[:2])
-      else: raise IndexError(f"assignment supports ints and step-1 slices, not {index!r}")
-    region = tuple(max(0, b - a) for a, b in bounds)
-    padding = tuple((a, n - a - r) for (a, _), r, n in zip(bounds, region, self.shape))
-    squeezed = tuple(r for r, index in zip(region, indices) if not isinstance(index, int | np.integer)) + region[len(indices):]
-    value = value if isinstance(value, type(self)) else type(self).full(squeezed, value, dtype=self.dtype, device=self.device)
-    value = value.cast(self.dtype)._broadcast_to(squeezed).reshape(region)
-    inside = type(self).full(region, True, device=self.device).pad(padding)
-    self.assign(inside.where(value.pad(padding), self).contiguous().realize())
+    """Assign `value` (broadcast, cast to this dtype) into the view `self[indices]` selects: ints, slices of any step, None and
+    ...; the data of the buffer under it changes in place (see _assign_view)."""
+    view = self[indices]
+    if not is_view_of(view.lazydata, self.lazydata): raise IndexError(f"assignment needs ints, slices, None and ..., not {indices!r}")
+    value = value if isinstance(value, type(self)) else type(self)(value, device=self.device, dtype=self.dtype)
+    view.assign(value.cast(self.dtype)._broadcast_to(view.shape))
+
+  def _assign_view(self, value: Tensor) -> Tensor:
+    """Write `value` (of this view's shape and dtype) through this view into the buffer under it, now: what the view shows of
+    the buffer becomes `value`, the rest stays. The buffer is realized first if it is not (with every live tensor holding it
+    taking the realized one), then computed again in place as where(in the view, value moved back, old data); one kernel."""
+    chain, base = [], self.lazydata
+    while base.op in VIEW_OPS: chain, base = chain + [base], base.srcs[0]
+    if any(node.op == "expand" for node in chain):
+      raise RuntimeError(f"cannot assign into an expanded view of a {base.shape} tensor: several of its elements are one element of the buffer")
+    if not base.is_realized: base = settle(base)
+    tensor = type(self)
+    moved, inside = value, tensor(LazyOp("const", dtypes.bool, self.shape, self.device, arg=True))
+    for node in chain:
+      moved, inside = (undo_movement(node, t) for t in (moved, inside))
+    tensor(base).assign(inside.where(moved, tensor(base))).realize()
+    self.lazydata = rebuilt(self.lazydata, base)
+    return self
+
+
+def undo_movement(node: LazyOp, x: Tensor) -> Tensor:
+  """`x`, of movement op `node`'s shape, moved back to its source's shape: where `node` read each element, `x` has it; what
+  `node` cut away is 0 (False)."""
+  source = node.srcs[0].shape
+  if node.op == "reshape": return x.reshape(source)
+  if node.op == "permute": return x.permute(tuple(np.argsort(node.arg)))
+  if node.op == "flip": return x.flip(node.arg)
+  if node.op == "shrink": return x.pad(tuple((s, n - e) for s, e, n in zip(*node.arg, source)))
+  if node.op == "pad": return x.shrink(tuple((low, low + n) for low, n in zip(node.arg[0], source)))
+  return x  # detach
+
+
+def is_view_of(node: LazyOp, base: LazyOp) -> bool:
+  while node is not base and node.op in VIEW_OPS: node = node.srcs[0]
+  return node is base
+
+
+def rebuilt(node: LazyOp, base: LazyOp) -> LazyOp:
+  """The chain of view ops `node` is, over `base` (of the shape of the chain's own base) instead."""
+  if node.op not in VIEW_OPS: return base
+  source = rebuilt(node.srcs[0], base)
+  return node if source is node.srcs[0] else LazyOp(node.op, node.dtype, node.shape, node.device, (source,), node.arg)
+
+
+def settle(node: LazyOp) -> LazyOp:
+  """Realize `node` (a tensor's value, or a pending assign), and make every live tensor holding it, or a view of it, hold the
+  buffer instead: an assign through a view must then write into the one buffer they all read."""
+  from pytc.realize import realize
+  from pytc.tensor import Tensor
+  (done,) = realize([node])
+  for ref in list(Tensor._live):
+    if (t := ref()) is not None and is_view_of(t.lazydata, node): t.lazydata = rebuilt(t.lazydata, done)
+  return done

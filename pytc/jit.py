@@ -25,6 +25,7 @@ from pytc.helpers import DEBUG, GlobalCounters
 from pytc.realize import CAPTURES, realize
 from pytc.runtime._immediate import Immediate, Replay
 from pytc.runtime.graph import CommandGraph, Step
+from pytc.symbolic import Variable
 from pytc.tensor import Tensor
 
 
@@ -43,6 +44,11 @@ def _input_tensors(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Ten
     items = arg if isinstance(arg, list | tuple) else arg.values() if isinstance(arg, dict) else ()
     tensors += [t for t in items if isinstance(t, Tensor) and not any(t is seen for seen in tensors)]
   return names, tensors
+
+
+def _variables(args: tuple, kwargs: dict) -> list[tuple[int | str, Variable]]:
+  """The bound Variable arguments, with their positions or keywords."""
+  return [(i, a) for i, a in enumerate(args) if isinstance(a, Variable)] + sorted((k, v) for k, v in kwargs.items() if isinstance(v, Variable))
 
 
 def _base(node: LazyOp) -> tuple[LazyOp, list[LazyOp]]:
@@ -115,7 +121,7 @@ class TinyJit(Replay):
 
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
-    self.calls, self.result, self.graph, self.steps, self.programs = 0, None, None, [], []
+    self.calls, self.result, self.graph, self.steps, self.programs, self.variables = 0, None, None, [], [], []
     self.replayed_nodes: list[LazyOp] | None = None  # the nodes of the last replay's input tensors (held: they stay alive)
     self._armed = None
 
@@ -135,6 +141,7 @@ class TinyJit(Replay):
         if info != self.info:
           i = next(i for i, (now, then) in enumerate(zip(info, self.info)) if now != then)
           raise JitError(f"jitted function's input {i} is {_describe(info[i])}, captured as {_describe(self.info[i])}")
+        if self.variables: self._write_variables(args, kwargs)
         result = self.replay(tensors, buffers)
     self.calls += 1
     return result
@@ -159,6 +166,7 @@ class TinyJit(Replay):
     self.programs = [program for _, programs in recorded for program in programs]  # their code stays loaded while the capture replays
     self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
     self.keys = [(buffer, call - rng_start) for buffer, call in keys]
+    self.variables = [(name, [(leaf, list(leaf.buffers.values())) for leaf, _ in variable.terms]) for name, variable in _variables(args, kwargs)]
     returned = {id(r) for r in _tensors_in(result)}
     self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if id(t) in returned}
     self.inputs, position = list(buffers), {id(b): i for i, b in enumerate(buffers)}
@@ -191,6 +199,18 @@ class TinyJit(Replay):
     GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result
     return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})
+
+  def _write_variables(self, args: tuple, kwargs: dict) -> None:
+    """Write the values the Variable arguments are bound to into the buffers the captured kernels read them from."""
+    given = _variables(args, kwargs)
+    if (now := [name for name, _ in given]) != (then := [name for name, _ in self.variables]):
+      raise JitError(f"jitted function called with Variable arguments {now}, captured with {then}")
+    def ranges(leaves) -> list: return [(leaf.name, leaf.lo, leaf.hi) for leaf, _ in leaves]
+    for (name, variable), (_, captured) in zip(given, self.variables):
+      if ranges(variable.terms) != ranges(captured):
+        raise JitError(f"jitted function's Variable argument {name} is {variable!r} of {ranges(variable.terms)}, captured as {ranges(captured)}")
+      for (leaf, _), (_, buffers) in zip(variable.terms, captured):
+        for buffer in buffers: buffer.copyin(np.array(leaf.value, np.int32))
 
   def _rebind(self, tensors: list[Tensor], buffers: list[Buffer]) -> None:
     """Point the graph's kernels at `buffers`. When none is one the replay writes and the inputs are the positional

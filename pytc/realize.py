@@ -104,7 +104,8 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
     what = f"{kernels} kernels" + (f", {moved} transfers" if moved else "")
     print(f"realize: {what} in {(time.perf_counter() - start) * 1e3:.2f} ms "
           f"(when first seen: schedule {scheduled.schedule_seconds * 1e3:.2f} ms, compile {compile_seconds * 1e3:.2f} ms)")
-  done = {id(n): LazyOp("buffer", n.dtype, n.shape, n.device, arg=buffers["output"][slot]) for n, slot in zip(pending, scheduled.outputs)}
+  done = {id(n): LazyOp("buffer", n.dtype, n.symbolic or n.shape, n.device, arg=buffers["output"][slot])
+          for n, slot in zip(pending, scheduled.outputs)}
   return [done.get(id(n), n) for n in outputs]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pytc.dtype import DType
 from pytc.graph import LazyOp, arg_key
 from pytc.helpers import LRUCache, getenv
+from pytc.symbolic import Variable
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
 Leaves = int | slice | tuple[int, ...]  # a step's leaves: those of node k, or a slice or the positions of the pool's
@@ -122,6 +123,7 @@ def builder(recording: Recording, plan: Plan, inputs: int) -> Callable[[list[Laz
     leaves = f"n{spec}._leaves" if type(spec) is int else f"pool[:{spec.stop}]" if type(spec) is slice else \
       "(" + "".join(f"pool[{i}], " for i in spec) + ")"
     lines += [f"  n{k} = new(LazyOp)", f"  n{k}.op = {op!r}", f"  n{k}.dtype = {named(dtype)}", f"  n{k}.shape = {literal(shape)}",
+              f"  n{k}.symbolic = None",
               f"  n{k}.device = {device!r}", f"  n{k}.srcs = (" + "".join(f"n{s}, " for s in sources) + ")", f"  n{k}.arg = {named(arg)}",
               f"  n{k}.structure = {structure!r}", f"  n{k}._leaves = {leaves}"]
   lines.append("  return [" + ", ".join(f"n{i}" for i in recording.outputs) + "]")
@@ -137,6 +139,8 @@ def templated(method: Callable) -> Callable:
   def call(self, *args, **kwargs):
     tensor_type = type(self)
     tensors = [self] + [a for a in (*args, *kwargs.values()) if isinstance(a, tensor_type)]
+    if any(t.lazydata.symbolic for t in tensors) or any(isinstance(a, Variable) for a in (*args, *kwargs.values())):
+      return method(self, *args, **kwargs)  # a recording would keep the bound values' buffers
     try:
       nodes = [id(t.lazydata) for t in tensors]
       aliases = None if len(set(nodes)) == len(nodes) else tuple(map(nodes.index, nodes))  # the recording reads each node once

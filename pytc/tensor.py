@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import pathlib
 import weakref
 from collections.abc import Sequence
 from typing import ClassVar
@@ -16,7 +17,7 @@ from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wr
 from pytc.fp8 import float32_to_fp8, fp8_storage_only, fp8_to_float32
 from pytc.functional import Functional
 from pytc.gradient import gradients
-from pytc.graph import LazyOp, is_view
+from pytc.graph import VIEW_OPS, LazyOp, is_view
 from pytc.helpers import GlobalCounters
 from pytc.indexing import Indexing
 from pytc.inverse_trig import InverseTrig
@@ -28,6 +29,7 @@ from pytc.rearrange import Rearrange
 from pytc.resample import Resample
 from pytc.selection import Selection
 from pytc.sorting import Sorting
+from pytc.symbolic import Variable, is_symbolic, largest, resolved
 from pytc.template import templated
 
 Scalar = int | float | bool
@@ -70,6 +72,13 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if isinstance(data, Scalar):
       if dtype in dtypes.fp8s: return Tensor(data, device, dtypes.float32).cast(dtype).lazydata
       return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
+    if isinstance(data, pathlib.Path):  # a file's bytes, copied in from a memory map
+      if not data.is_file(): raise FileNotFoundError(f"Tensor of a path: no file at {data}")
+      if (dtype or dtypes.uint8) is not dtypes.uint8: raise TypeError(f"Tensor of a path holds its bytes as uint8, not {dtype}: bitcast it after")
+      size = data.stat().st_size
+      buffer = Buffer(device, dtypes.uint8, (size,))
+      if size: buffer.copyin(np.memmap(data, np.uint8, mode="r"))
+      return LazyOp("buffer", dtypes.uint8, (size,), device, arg=buffer)
     if isinstance(data, bytes):
       dtype = dtype or dtypes.uint8
       if len(data) % dtype.itemsize: raise ValueError(f"{len(data)} bytes are not a whole number of {dtype} elements")
@@ -88,7 +97,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   # *** properties ***
 
   @property
-  def shape(self) -> tuple[int, ...]: return self.lazydata.shape
+  def shape(self) -> tuple: return self.lazydata.symbolic or self.lazydata.shape
   @property
   def dtype(self) -> DType: return self.lazydata.dtype
   @property
@@ -136,7 +145,27 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     grads = gradients(self, seed, [t.lazydata for t in targets])
     return [grads[id(t.lazydata)] if id(t.lazydata) in grads else t.zeros_like() for t in targets]
 
+  @staticmethod
+  def from_url(url: str, gunzip: bool = False, **kwargs) -> Tensor:
+    """The bytes (uint8) of the file at `url`, downloaded once into the cache (pytc.helpers.fetch), or of a local copy there."""
+    from pytc.helpers import fetch
+    return Tensor(fetch(url, gunzip=gunzip), **kwargs)
+
   def detach(self) -> Tensor: return Tensor(LazyOp("detach", self.dtype, self.shape, self.device, (self.lazydata,)))
+
+  @property
+  def is_param(self) -> bool:
+    """Whether optimizers train it and backward() gives it a gradient: tinygrad's name for requires_grad not False."""
+    return self.requires_grad is not False
+  def is_param_(self, is_param: bool = True) -> Tensor:
+    """Mark it a parameter (the default) or a buffer, such as running statistics, that optimizers leave alone; returns self."""
+    self.requires_grad = None if is_param else False
+    return self
+
+  def contiguous_backward(self) -> Tensor:
+    """This tensor; in tinygrad, a hint to materialize its gradient in the backward pass. pytc's scheduler decides where
+    gradients materialize by cost, so the values and the graph are the same either way."""
+    return self
 
   def numpy(self) -> np.ndarray:
     if CAPTURES.launches:
@@ -145,9 +174,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if self.dtype in dtypes.fp8s: return self.float().numpy()
     if self.lazydata.op == "const" and self.dtype.fmt is not None:
       value = wrapped(self.lazydata.arg, self.dtype) if self.dtype.is_int else self.lazydata.arg
-      return np.full(self.shape, value, dtype=np.dtype(self.dtype.numpy))
-    source = self.contiguous() if is_view(self.lazydata) and not self.lazydata.is_realized else self
-    return source.realize().lazydata.arg.numpy()
+      return np.full(resolved(self.shape), value, dtype=np.dtype(self.dtype.numpy))
+    shape, source = self.shape, self.contiguous() if is_view(self.lazydata) and not self.lazydata.is_realized else self
+    data = source.realize().lazydata.arg.numpy()
+    return data[tuple(slice(0, n) for n in resolved(shape))] if is_symbolic(shape) else data
 
   def tolist(self) -> Scalar | list: return self.numpy().tolist()
   def item(self) -> Scalar:
@@ -163,6 +193,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
     if self.dtype.is_fp8 or (isinstance(other, Tensor) and other.dtype.is_fp8):
       raise TypeError(fp8_storage_only("arithmetic", self.dtype if self.dtype.is_fp8 else other.dtype))
+    if isinstance(other, Variable): other = other.tensor(self.device)
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
       if other.dtype is self.dtype and other.shape == self.shape: return (other, self) if reverse else (self, other)
@@ -452,13 +483,15 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def _movement(self, op: str, shape: tuple[int, ...], arg: object = None) -> Tensor:
     source, shape = self.lazydata, tuple(shape)
     if op == "reshape" and source.op == "reshape":  # a reshape of a reshape is one reshape of the first's source
-      if (source := source.srcs[0]).shape == shape: return Tensor(source)
+      if ((source := source.srcs[0]).symbolic or source.shape) == shape: return Tensor(source)
     return Tensor(LazyOp(op, self.dtype, shape, self.device, (source,), arg))
 
   def reshape(self, shape, *args) -> Tensor:
     """None keeps that dim's size; one -1 takes what the others leave."""
     new_shape = tuple(self.shape[i] if d is None else d for i, d in enumerate(argfix(shape, *args)))
-    if not all(is_int(d) for d in new_shape): raise TypeError(f"{calling_op()}: a shape holds ints, got {argfix(shape, *args)}")
+    if not all(is_int(d) or isinstance(d, Variable) for d in new_shape):
+      raise TypeError(f"{calling_op()}: a shape holds ints, got {argfix(shape, *args)}")
+    if is_symbolic(new_shape) or self.lazydata.symbolic: return self._reshape_symbolic(new_shape)
     if new_shape.count(-1) > 1: raise RuntimeError(f"reshape of {self.shape} to {new_shape}: only one dim can be -1")
     if -1 in new_shape:
       known = math.prod(d for d in new_shape if d != -1)
@@ -466,6 +499,29 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if any(d < 0 for d in new_shape) or math.prod(new_shape) != self.numel():
       raise ValueError(f"cannot reshape {self.shape} ({self.numel()} elements) to {new_shape}")
     return self if new_shape == self.shape else self._movement("reshape", new_shape)
+
+  def _reshape_symbolic(self, shape: tuple) -> Tensor:
+    """A reshape that keeps each symbolic dim a dim of its own, regrouping only the static dims between them (a symbolic
+    dim is stored at its largest size, so merging it with others would interleave its unused part with their elements)."""
+    def runs(dims: tuple) -> tuple[list, list[int]]:
+      symbols, products = [], [1]
+      for d in dims:
+        if isinstance(d, Variable): symbols, products = symbols + [d], products + [1]
+        elif d != -1: products[-1] *= d
+      return symbols, products
+    (old_symbols, old_runs), (new_symbols, new_runs) = runs(self.shape), runs(shape)
+    if -1 in shape and old_symbols == new_symbols and shape.count(-1) == 1:
+      at = sum(isinstance(d, Variable) for d in shape[:shape.index(-1)])
+      if new_runs[at] == 0 or old_runs[at] % new_runs[at]: raise ValueError(f"cannot reshape {self.shape} to {shape}")
+      fill, new_runs[at] = old_runs[at] // new_runs[at], old_runs[at]
+      shape = tuple(fill if d == -1 else d for d in shape)
+    if old_symbols != new_symbols or old_runs != new_runs or -1 in shape:
+      raise NotImplementedError(f"reshape of {self.shape} to {shape}: only the static dims around symbolic ones can regroup")
+    return self if shape == self.shape else self._movement("reshape", shape)
+
+  def _tagged(self, shape: tuple) -> Tensor:
+    """This tensor, stored as it is, seen with symbolic `shape` (whose largest sizes are its shape)."""
+    return Tensor(LazyOp("reshape", self.dtype, shape, self.device, (self.lazydata,)))
 
   def permute(self, order, *args) -> Tensor:
     order = tuple(self._axis(a) for a in argfix(order, *args))
@@ -477,7 +533,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     wanted = argfix(shape, *args)
     base = self.reshape((1,) * (len(wanted) - self.ndim) + self.shape) if len(wanted) > self.ndim else self
     new_shape = tuple(b if n is None or n == -1 else n for b, n in zip(base.shape, wanted))
-    if len(wanted) < self.ndim or any(not isinstance(n, int) or n < 0 or (b != n and b != 1) for b, n in zip(base.shape, new_shape)):
+    if len(wanted) < self.ndim or any(not isinstance(n, int | Variable) or n < 0 or (b != n and b != 1) for b, n in zip(base.shape, new_shape)):
       raise ValueError(f"cannot expand {self.shape} to {wanted}")
     return base if new_shape == base.shape else base._movement("expand", new_shape)
 
@@ -495,6 +551,8 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       if not all(p is None or (isinstance(p, Sequence) and len(p) == 2 and all(is_int(v) for v in p)) for p in padding):
         raise TypeError(f"pad needs None or a (before, after) pair of ints for each axis, got {padding}")
       pairs = [(0, 0) if p is None else tuple(p) for p in padding]
+    if any(isinstance(n, Variable) and p != (0, 0) for n, p in zip(self.shape, pairs)):
+      raise NotImplementedError(f"pad {padding} of symbolic axes of {self.shape}")
     if mode != "constant": return self._pad_mode(pairs, mode)
     x = self.shrink(tuple((-min(b, 0), n + min(a, 0)) for (b, a), n in zip(pairs, self.shape)))
     low, high = tuple(max(b, 0) for b, _ in pairs), tuple(max(a, 0) for _, a in pairs)
@@ -508,13 +566,68 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     """Keep [start, end) of each axis; None keeps the whole axis."""
     if len(arg) != self.ndim: raise ValueError(f"shrink {arg} needs one entry per axis of shape {self.shape}")
     ranges = tuple((0, n) if r is None else tuple(r) for r, n in zip(arg, self.shape))
+    if self.lazydata.symbolic or is_symbolic(sum(ranges, ())): return self._shrink_symbolic(ranges)
     if any(not 0 <= s <= e <= n for (s, e), n in zip(ranges, self.shape)): raise ValueError(f"shrink {arg} is out of bounds for shape {self.shape}")
     if all(r == (0, n) for r, n in zip(ranges, self.shape)): return self
     return self._movement("shrink", tuple(e - s for s, e in ranges), (tuple(s for s, _ in ranges), tuple(e for _, e in ranges)))
 
+  def _shrink_symbolic(self, ranges: tuple) -> Tensor:
+    """shrink where a bound or a size is symbolic, an axis at a time: a symbolic end from a static start keeps a prefix
+    (stored at the end's largest value, padded past the axis), a symbolic start gathers a window (see _window); a symbolic
+    axis keeps all of itself or a static part its smallest size holds."""
+    x = self
+    for axis, (start, end) in enumerate(ranges):
+      n = x.shape[axis]
+      if (start, end) == (0, n): continue
+      actual = [v.val if isinstance(v, Variable) else v for v in (start, end, n)]
+      if not 0 <= actual[0] <= actual[1] <= actual[2]:
+        raise ValueError(f"shrink {ranges} is out of bounds for shape {self.shape} ({start}..{end} of {n})")
+      if isinstance(n, Variable) and (isinstance(start, Variable) or isinstance(end, Variable) or end > n.vmin):
+        raise NotImplementedError(f"shrink {ranges} of symbolic shape {self.shape}: a symbolic axis shrinks only to a static part of its "
+                                  "smallest size")
+      if isinstance(start, Variable): x = x._window(axis, start, end - start)
+      elif isinstance(end, Variable): x = x._prefix(axis, start, end - start)
+      else: x = x._movement("shrink", x.shape[:axis] + (end - start,) + x.shape[axis + 1:],
+                            tuple(zip(*((start, end) if a == axis else (0, largest(m)) for a, m in enumerate(x.shape)))))
+    return x
+
+  def _prefix(self, axis: int, start: int, size: Variable) -> Tensor:
+    keep = min(self.shape[axis], start + size.vmax)
+    shape = self.shape[:axis] + (size,) + self.shape[axis + 1:]
+    bounds = tuple(zip(*((start, keep) if a == axis else (0, largest(m)) for a, m in enumerate(self.shape))))
+    if keep - start == size.vmax: return self._movement("shrink", shape, bounds)
+    kept = self._movement("shrink", self.shape[:axis] + (keep - start,) + self.shape[axis + 1:], bounds)
+    past = tuple((0, size.vmax - (keep - start)) if a == axis else (0, 0) for a in range(self.ndim))
+    return kept._movement("pad", shape, tuple(zip(*past)))
+
+  def _window(self, axis: int, start: Variable, size: Variable | int) -> Tensor:
+    """self[..., start:start + size, ...] along `axis` for a symbolic start: a gather of the positions start + i (clamped
+    into the axis), which remembers where it came from so that assign writes back into the window."""
+    n = self.shape[axis]
+    positions = (Tensor.arange(largest(size), device=self.device) + start).clip(0, n - 1)
+    gathered = self._gather_dims([(axis, positions)])
+    window = gathered._tagged(self.shape[:axis] + (size,) + self.shape[axis + 1:]) if isinstance(size, Variable) else gathered
+    window._window_of = (self, axis, start, size)
+    return window
+
+  def _assign_window(self, x: Tensor) -> Tensor:
+    """Write `x` into the window this tensor is (see _window), now: its source takes x at positions start + i."""
+    source, axis, start, size = self._window_of
+    n = source.shape[axis]
+    positions = Tensor.arange(n, device=self.device)
+    offsets = (positions - start).clip(0, largest(size) - 1)
+    moved = x._gather_dims([(axis, offsets)]) if largest(size) > 1 else x.expand(source.shape[:axis] + (n,) + source.shape[axis + 1:])
+    begin = start.tensor(self.device)
+    inside = ((positions >= begin) & (positions < begin + size)).reshape(tuple(n if a == axis else 1 for a in range(source.ndim)))
+    source.assign(inside.where(moved, source))
+    if not is_view(source.lazydata): source.realize()
+    self.lazydata = source._window(axis, start, size).lazydata
+    return self
+
   def flip(self, axis, *args) -> Tensor:
     axes = tuple(self._axis(a) for a in argfix(axis, *args))
     if len(set(axes)) != len(axes): raise RuntimeError(f"flip axes {axes} of shape {self.shape} repeat an axis")
+    if any(isinstance(self.shape[a], Variable) for a in axes): raise NotImplementedError(f"flip of symbolic axes {axes} of {self.shape}")
     return self._movement("flip", self.shape, axes) if axes else self
 
   def transpose(self, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -659,11 +772,25 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if self.dtype in dtypes.fp8s: raise TypeError(fp8_storage_only(f"a {kind} reduction", self.dtype))
     if self.dtype is dtypes.bool and kind == "add": kind = "max"  # a bool sum is an any, as bool + is or
     axes = self._reduce_axes(axis)
+    if self.lazydata.symbolic and any(isinstance(self.shape[a], Variable) for a in axes):
+      return self._without_unused(kind, axes)._reduce(kind, axis, keepdim)
     folded = tuple(a for a in axes if self.shape[a] != 1)
     kept = tuple(1 if i in folded else n for i, n in enumerate(self.shape))
     reduced = Tensor(LazyOp("reduce", self.dtype, kept, self.device, (self.lazydata,), (kind, folded))) if folded else self
     return reduced.reshape(tuple(1 if i in axes else n for i, n in enumerate(self.shape)) if keepdim else
                            tuple(n for i, n in enumerate(self.shape) if i not in axes))
+
+  def _without_unused(self, kind: str, axes: tuple[int, ...]) -> Tensor:
+    """This tensor with the reduction's identity where a symbolic axis among `axes` is past its bound value (data kept
+    only for storage), so that the reduction folds its bound part alone; stored with those axes at their largest size."""
+    inside = None
+    for a in axes:
+      if isinstance(n := self.shape[a], Variable):
+        valid = (Tensor.arange(n.vmax, device=self.device) < n.tensor(self.device)).reshape(tuple(n.vmax if i == a else 1 for i in range(self.ndim)))
+        inside = valid if inside is None else inside & valid
+    identity = {"add": 0, "mul": 1, "max": self.dtype.min}[kind]
+    stored = self._tagged(tuple(largest(n) if a in axes else n for a, n in enumerate(self.shape)))
+    return inside.where(stored, identity).cast(self.dtype)
 
   def _inverse(self) -> Tensor:
     """An order-reversing map that cannot overflow: negation for floats, bitwise not for ints (logical not for bool)."""
@@ -706,7 +833,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     axis = self._axis(axis)
     if self.ndim == 0: return Tensor.zeros(dtype=dtypes.int32, device=self.device)
     if (n := self.shape[axis]) == 0: raise IndexError(f"argmax over axis {axis} of shape {self.shape}: the axis is empty")
-    countdown = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
+    countdown = (n - Tensor.arange(n, device=self.device)).reshape((n,) + (1,) * (self.ndim - axis - 1))
     hits = self == self.max(axis, keepdim=True)
     if self.dtype.is_float: hits = hits | self.isnan()
     return (n - hits.where(countdown, 0).max(axis, keepdim)).cast(dtypes.int32)
@@ -822,6 +949,8 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if x.dtype != self.dtype: raise RuntimeError(f"assign of {x.dtype} to a tensor of {self.dtype} {self.shape}")
     if x.device != self.device: raise RuntimeError(f"assign from {x.device} to a tensor on {self.device}")
     x = x._broadcast_to(self.shape)
+    if getattr(self, "_window_of", None) is not None: return self._assign_window(x)
+    if self.lazydata.op in VIEW_OPS: return self._assign_view(x)
     target = self.lazydata.srcs[0] if self.lazydata.op == "assign" else self.lazydata
     self.lazydata = LazyOp("assign", self.dtype, self.shape, self.device, (target, x.lazydata)) if target.is_realized else x.lazydata
     return self

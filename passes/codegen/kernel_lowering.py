@@ -62,7 +62,8 @@ def reduce_identity(kind: uop.ReduceKind, t: ir.Type) -> ir.Value:
 def combine(kind: uop.ReduceKind, t: ir.Type, acc: ir.Value, value: ir.Value) -> ir.Value:
   """acc (+, max, *) value. Float sums and products may reassociate, so LLVM can split them into vector lanes."""
   reassoc = ir.Attribute.parse("#arith.fastmath<reassoc>")
-  if kind == ReduceKind.max: return arith.maximumf(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
+  if kind == ReduceKind.max:
+    return through_f32(t, uop.MaxOp, arith.maximumf)(acc, value) if is_float(t) else (arith.maxui if is_unsigned(t) else arith.maxsi)(acc, value)
   combiner = COMBINERS[kind]
   if not is_float(t): return combiner.integer_lowering(acc, value)
   return through_f32(t, combiner.op, lambda a, b: combiner.float_lowering(a, b, fastmath=reassoc))(acc, value)
@@ -163,7 +164,8 @@ class KernelLowering:
     ignoring_nan = ir.Attribute.parse("#arith.fastmath<nnan,reassoc>")
 
     def step(accs: list[ir.Value], v: ir.Value) -> list[ir.Value]:
-      return [arith.maximumf(accs[0], v, fastmath=ignoring_nan), arith.ori(accs[1], arith.cmpf(arith.CmpFPredicate.UNO, v, v))]
+      largest = through_f32(element, uop.MaxOp, lambda a, b: arith.maximumf(a, b, fastmath=ignoring_nan))(accs[0], v)
+      return [largest, arith.ori(accs[1], arith.cmpf(arith.CmpFPredicate.UNO, v, v))]
     largest, nan_seen = self.reduce_loops(op, list(op.ranges), [identity, constant(ir.IntegerType.get_signless(1), 0)], step)
     return arith.select(nan_seen, constant(element, float("nan")), largest)
 

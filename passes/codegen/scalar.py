@@ -140,9 +140,10 @@ def round_float(x: ir.Value, dst: ir.Type, nan_payloads: bool = True) -> ir.Valu
   return arith.bitcast(shaped(dst, x), arith.trunci(shaped(ir.IntegerType.get_signless(16), x), rounded))
 
 
-# bf16 ops LLVM computes in f32 and truncates back with the x86 instruction that flushes denormals to zero: those that round,
-# and max (exact, but its result goes through the same truncation: max(0, a denormal) came out 0)
-ROUNDING_FLOAT_OPS = (uop.AddOp, uop.MulOp, uop.PowOp, uop.SqrtOp, uop.RecipOp, uop.MaxOp)
+# bf16 ops LLVM computes in f32 and truncates back with the x86 instruction that flushes denormals to zero, or, on x86 without
+# AVX-512 BF16, with a compiler-rt call (__truncsfbf2) the JIT does not have: those that round, and max and trunc (exact, but
+# their results go through the same truncation: max(0, a denormal) came out 0)
+ROUNDING_FLOAT_OPS = (uop.AddOp, uop.MulOp, uop.PowOp, uop.SqrtOp, uop.RecipOp, uop.MaxOp, uop.TruncOp)
 
 
 def bf16_to_f32(x: ir.Value) -> ir.Value:
@@ -169,8 +170,10 @@ def cast(x: ir.Value, src: ir.Type, dst: ir.Type) -> ir.Value:
   if isinstance(dst, ir.IntegerType) and width(dst) == 1:
     zero = constant(src, 0, x)
     return arith.cmpf(arith.CmpFPredicate.UNE, x, zero) if is_float(src) else arith.cmpi(arith.CmpIPredicate.ne, x, zero)
-  if is_float(src) and is_float(dst):
-    if width(src) == width(dst): x, src = arith.extf(shaped(ir.F32Type.get(), x), x), ir.F32Type.get()
+  if is_float(src) and is_float(dst):  # bf16 widens in integer arithmetic (bf16_to_f32: LLVM must see no fpext from bf16)
+    if src == ir.BF16Type.get(): x, src = bf16_to_f32(x), ir.F32Type.get()
+    elif width(src) == width(dst): x, src = arith.extf(shaped(ir.F32Type.get(), x), x), ir.F32Type.get()
+    if src == dst: return x
     return arith.extf(shaped(dst, x), x) if width(dst) > width(src) else round_float(x, dst)
   if is_float(src):
     if width(dst) >= 64 or (width(dst) == 32 and not is_unsigned(dst)):
@@ -212,7 +215,8 @@ def lower_scalar(op: ir.OpView, operands: list[ir.Value], math_library: bool = T
     predicate = _pick(t, COMPARE[kind])
     return (arith.cmpf if is_float(t) else arith.cmpi)(predicate, *operands)
   if kind in APPROXIMATIONS and t != ir.F64Type.get():
-    x = operands[0] if t == ir.F32Type.get() else arith.extf(shaped(ir.F32Type.get(), operands[0]), operands[0])
+    x = operands[0] if t == ir.F32Type.get() else bf16_to_f32(operands[0]) if t == ir.BF16Type.get() else \
+      arith.extf(shaped(ir.F32Type.get(), operands[0]), operands[0])
     result = APPROXIMATIONS[kind](x)
     return result if t == ir.F32Type.get() else round_float(result, t)
   if kind in FLOAT_UNARY: return through_f32(t, kind, FLOAT_UNARY[kind])(operands[0])

@@ -13,7 +13,7 @@ from mlir import ir
 
 from pytc.compilers import Compiler, signature
 from pytc.compilers.host_objects import object_files
-from pytc.helpers import dump_folder
+from pytc.helpers import dump_folder, package_file
 from pytc.passes.common.attributes import EXTENT, TUNE, WORK
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
@@ -65,6 +65,7 @@ class CPUCompiler(Compiler):
       raise LinkError("the CPU compiler links kernels with a C compiler driver, and neither cc nor gcc is on PATH")
     with tempfile.TemporaryDirectory() as scratch:
       objects, library = object_files(kernels, scratch, self.lowering_pipeline, dump=dump_folder(dump_name)), os.path.join(scratch, "kernels.so")
-      if (linked := subprocess.run([driver, "-shared", "-o", library, *objects, "-lm"], capture_output=True, text=True)).returncode != 0:
+      linking = [driver, "-shared", "-o", library, *objects, package_file("pytc.runtime", "builtins.o"), "-lm"]
+      if (linked := subprocess.run(linking, capture_output=True, text=True)).returncode != 0:
         raise LinkError(f"{driver} could not link the kernels: {linked.stderr.strip()[:500]}")
       return Path(library).read_bytes()

@@ -18,7 +18,7 @@ from mlir import _mlir_libs, ir
 from mlir.passmanager import PassManager
 
 from pytc.dialects.uop import _capsule_pointer
-from pytc.helpers import getenv
+from pytc.helpers import getenv, package_file
 from pytc.runtime.target import usable_cores
 
 
@@ -38,6 +38,7 @@ class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
   _fields_ = [("value", ctypes.c_int8)]
 
 
+RUNTIME_LIBRARY = package_file("pytc.runtime", "libpytc_cpu.so").encode()
 _capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
 _capi.mlirPassManagerRunOnOp.argtypes, _capi.mlirPassManagerRunOnOp.restype = [_Handle, _Handle], _LogicalResult
 _capi.mlirExecutionEngineCreate.argtypes = [_Handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_StringRef), ctypes.c_bool, ctypes.c_bool]
@@ -137,7 +138,9 @@ def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: lis
   if not _capi.mlirPassManagerRunOnOp(_Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr")), operation).value:
     errors.append(f"the lowering to LLVM failed on kernels {names} (PYTC_DUMP=dir keeps the IR after every pass)")
     return
-  engine = _capi.mlirExecutionEngineCreate(_Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr")), 3, 0, None, True, True)
+  runtime = _StringRef(RUNTIME_LIBRARY, len(RUNTIME_LIBRARY))  # the builtins LLVM may call (runtime/builtins.c), for the JIT to find
+  module_handle = _Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr"))
+  engine = _capi.mlirExecutionEngineCreate(module_handle, 3, 1, ctypes.byref(runtime), True, True)
   if not engine.ptr:
     errors.append(f"LLVM could not compile kernels {names} for the host")
     return

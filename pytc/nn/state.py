@@ -10,6 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from pytc.dtype import DType, dtypes
+from pytc.helpers import tqdm
+from pytc.nn.gguf import GGUFError, gguf_load
+from pytc.nn.torch_format import CheckpointError, torch_load
 from pytc.tensor import Tensor
 
 SAFETENSORS_DTYPES: dict[DType, str] = {
@@ -33,12 +36,22 @@ def get_state_dict(obj: object, prefix: str = "") -> dict[str, Tensor]:
 def get_parameters(obj: object) -> list[Tensor]: return list(get_state_dict(obj).values())
 
 
-def load_state_dict(model: object, state_dict: dict[str, Tensor], strict: bool = True) -> None:
-  """Assign each of the model's tensors its entry of `state_dict` (shapes and dtypes must match)."""
+def load_state_dict(model: object, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False, consume: bool = False,
+                    realize: bool = True) -> list[str]:
+  """Assign each of the model's tensors its entry of `state_dict` (cast to its dtype, moved to its device; shapes must
+  match). `strict`: every model tensor needs an entry, else KeyError; `consume`: entries are removed from state_dict as
+  they load (their memory freed as it goes); without `realize` the assigns stay lazy. Returns the state_dict's names the
+  model has no tensor for."""
   own = get_state_dict(model)
   if strict and (missing := sorted(set(own) - set(state_dict))): raise KeyError(f"state_dict lacks {missing}")
-  for name, tensor in own.items():
-    if name in state_dict: tensor.assign(state_dict[name].cast(tensor.dtype).to(tensor.device)).realize()
+  for name, tensor in tqdm(own.items(), desc="load_state_dict", disable=not verbose):
+    if name not in state_dict: continue
+    if (given := state_dict[name]).shape != tensor.shape:
+      raise ValueError(f"load_state_dict: {name} is {tensor.shape} in the model and {given.shape} in the state_dict")
+    tensor.assign(given.cast(tensor.dtype).to(tensor.device))
+    if realize: tensor.realize()
+    if consume: del state_dict[name]
+  return sorted(set(state_dict) - set(own))
 
 
 def safe_save(tensors: dict[str, Tensor], path: str | Path) -> None:
@@ -64,16 +77,22 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
 def _is_count(value: object) -> bool: return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def safe_load(path: str | Path) -> dict[str, Tensor]:
-  """The tensors of a safetensors file. A malformed file (a header that is not a JSON object of well-formed entries,
-  offsets outside the data, tensors that overlap, leave gaps or do not match their shape) raises ValueError."""
-  raw = Path(path).read_bytes()
+def safe_load(source: str | Path | Tensor) -> dict[str, Tensor]:
+  """The tensors of a safetensors file (memory-mapped: each tensor's bytes are read when it is copied in, not the whole
+  file at once) or of a uint8 Tensor holding one. A malformed file (a header that is not a JSON object of well-formed
+  entries, offsets outside the data, tensors that overlap, leave gaps or do not match their shape) raises ValueError."""
+  path = "the tensor" if isinstance(source, Tensor) else source
+  if isinstance(source, Tensor):
+    if source.dtype is not dtypes.uint8 or source.ndim != 1:
+      raise TypeError(f"safe_load of a Tensor needs 1-d uint8 bytes, got {source.shape} {source.dtype}")
+    raw = source.numpy()
+  else: raw = np.memmap(source, np.uint8, mode="r") if Path(source).stat().st_size else np.zeros(0, np.uint8)
 
   def malformed(problem: str) -> ValueError: return ValueError(f"{path} is not a safetensors file: {problem}")
   if len(raw) < 8: raise malformed(f"{len(raw)} bytes, shorter than the 8-byte header length")
-  (size,) = struct.unpack("<Q", raw[:8])
+  (size,) = struct.unpack("<Q", raw[:8].tobytes())
   if size > len(raw) - 8: raise malformed(f"header length {size} reaches past the end of the file ({len(raw)} bytes)")
-  try: header = json.loads(raw[8:8 + size].decode(), object_pairs_hook=_unique_keys)
+  try: header = json.loads(raw[8:8 + size].tobytes().decode(), object_pairs_hook=_unique_keys)
   except (ValueError, RecursionError) as error: raise malformed(f"the header is not JSON ({str(error).splitlines()[0]})") from None
   if not isinstance(header, dict): raise malformed(f"the header is a JSON {type(header).__name__}, not an object")
   by_name, data_size, tensors = {v: k for k, v in SAFETENSORS_DTYPES.items()}, len(raw) - 8 - size, []
@@ -99,5 +118,9 @@ def safe_load(path: str | Path) -> dict[str, Tensor]:
     if begin > covered: raise malformed(f"tensor {name!r} begins at byte {begin}, leaving bytes {covered}..{begin} unused")
     covered = end
   if covered != data_size: raise malformed(f"the tensors cover {covered} of the {data_size} bytes of data")
-  return {name: Tensor.from_bytes(np.frombuffer(raw, dtype.numpy, math.prod(shape), 8 + size + begin).reshape(shape), dtype)
-          for begin, _, name, dtype, shape in tensors}
+  return {name: Tensor.from_bytes(raw[8 + size + begin:8 + size + end].view(dtype.numpy).reshape(shape), dtype)
+          for begin, end, name, dtype, shape in tensors}
+
+
+__all__ = ["CheckpointError", "GGUFError", "get_parameters", "get_state_dict", "gguf_load", "load_state_dict", "safe_load", "safe_save",
+           "torch_load"]
