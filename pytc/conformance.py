@@ -1,6 +1,7 @@
-"""Run tinygrad's own test files against pytc.
+"""Run tinygrad's own test files, or its model files (--models, see pytc.conformance_models), against pytc.
 
     python -m pytc.conformance --tinygrad-src PATH test/backend/test_ops.py [-k EXPR] [--json FILE]
+    python -m pytc.conformance --tinygrad-src PATH --models [--only gpt2 llama] [--reference-device PYTHON]
 
 The test files are copied out of the tinygrad checkout into a scratch folder beside a generated `tinygrad`
 package that only maps names onto pytc (`Tensor`, `dtypes`, `TinyJit`, `GlobalCounters`, `nn`, ...); the
@@ -22,14 +23,19 @@ from pathlib import Path
 
 SHIM: dict[str, str] = {
   "tinygrad/__init__.py": """
-from pytc import Device, GlobalCounters, Tensor, TinyJit, dtypes, nn
+from pytc import Device, GlobalCounters, Tensor, TinyJit, Variable, dtypes, function, nn
 from tinygrad.helpers import Context
 from tinygrad.device import Device
 """,
   "tinygrad/tensor.py": """
+from typing import cast
 from pytc import Tensor
 from tinygrad.dtype import _to_np_dtype
 """,
+  "tinygrad/uop/__init__.py": "",
+  "tinygrad/uop/ops.py": "from pytc.symbolic import Variable as UOp  # a bound Variable is what tinygrad's code checks for\n",
+  "tinygrad/llm/__init__.py": "",
+  "tinygrad/llm/gguf.py": "from pytc.nn.gguf import gguf_load  # noqa\n",
   "tinygrad/dtype.py": """
 import numpy as np
 from pytc.dtype import DType, dtypes
@@ -50,20 +56,22 @@ class _DeviceNames:
 Device = _DeviceNames()
 """,
   "tinygrad/helpers.py": """
-import contextlib, os
-from pytc.helpers import DEBUG, GlobalCounters, getenv
+import os
+from pytc.helpers import DEBUG, ContextVar, GlobalCounters, Timing, colored, fetch, get_child, getenv, tqdm, trange
+from pytc.helpers import Context as _Context
 class _Dev:
   device, renderer, interface, arch = "CPU", "", "", ""
 DEV = _Dev()
 IMAGE, CI, OSX, WINDOWS = 0, bool(os.environ.get("CI")), False, False
 JIT = getenv("JIT", 1)
-@contextlib.contextmanager
-def Context(**flags): yield
+class Context(_Context):  # the modes pytc has (TRAINING) are set; tinygrad's compiler flags mean nothing here
+  def __init__(self, **flags): super().__init__(**{k: v for k, v in flags.items() if k in ContextVar._registry})
 """,
   "tinygrad/renderer/__init__.py": "class Renderer: pass\n",
   "tinygrad/renderer/nir.py": "class NIRRenderer: pass\n",
   "tinygrad/renderer/ptx.py": "class PTXRenderer: pass\n",
-  "tinygrad/nn/__init__.py": "from pytc.nn import *  # noqa\nfrom pytc.nn import optim, state  # noqa\n",
+  "tinygrad/nn/__init__.py": "from pytc.nn import *  # noqa\nfrom pytc.nn import datasets, optim, state  # noqa\n",
+  "tinygrad/nn/datasets.py": "from pytc.nn.datasets import *  # noqa\n",
   "tinygrad/nn/optim.py": "from pytc.nn.optim import *  # noqa\n",
   "tinygrad/nn/state.py": "from pytc.nn.state import *  # noqa\n",
   "tinygrad/engine/__init__.py": "",
@@ -148,11 +156,21 @@ def summarize(results: dict[str, dict[str, str]]) -> str:
 def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(prog="python -m pytc.conformance", description=__doc__.split("\n\n")[1])
   parser.add_argument("--tinygrad-src", type=Path, required=True, help="a tinygrad source checkout")
-  parser.add_argument("tests", nargs="+", help="test files, relative to the checkout (e.g. test/backend/test_ops.py)")
+  parser.add_argument("tests", nargs="*", help="test files, relative to the checkout (e.g. test/backend/test_ops.py)")
+  parser.add_argument("--models", action="store_true", help="run the model files instead (see pytc.conformance_models)")
+  parser.add_argument("--only", nargs="+", help="with --models: these cases only")
+  parser.add_argument("--reference-device", help="with --models: the device tinygrad runs on (its DEV), e.g. PYTHON")
   parser.add_argument("-k", dest="keyword", help="only tests matching this pytest -k expression")
   parser.add_argument("--json", type=Path, help="also write {test id: {outcome, message}} here")
   parser.add_argument("--timeout", type=int, default=300, help="seconds per test when pytest-timeout is installed")
   args = parser.parse_args(argv)
+  if args.models:
+    from pytc.conformance_models import CASES, run_models
+    results = run_models(args.tinygrad_src, args.only or list(CASES), args.reference_device, args.timeout * 4, write_shim)
+    if args.json: args.json.write_text(json.dumps(results, indent=1))
+    print("\n".join(f"  {r['outcome']:<11} {case}: {r['message']}" for case, r in results.items()))
+    return 0 if all(r["outcome"] in ("matched", "ran") for r in results.values()) else 1
+  if not args.tests: parser.error("name test files, or --models")
   results = run(args.tinygrad_src, args.tests, args.keyword, args.timeout)
   if args.json: args.json.write_text(json.dumps(results, indent=1))
   print(summarize(results))

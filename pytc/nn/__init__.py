@@ -5,7 +5,7 @@ import math
 
 from pytc.dtype import dtypes
 from pytc.functional import conv_padding
-from pytc.nn import optim, state  # noqa: F401  (tinygrad's nn exposes both)
+from pytc.nn import datasets, optim, state  # noqa: F401  (tinygrad's nn exposes them)
 from pytc.template import templated
 from pytc.tensor import Tensor
 

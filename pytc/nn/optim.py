@@ -17,9 +17,12 @@ class Optimizer:
     for p in params:
       if p.requires_grad is None: p.requires_grad = True
     self.params = [p for p in params if p.requires_grad]
+    # the other tensors it was given (running statistics: is_param_(False)) are realized with every step, as tinygrad does, so
+    # that their pending updates read the parameters from before the step, not the ones it writes in place
+    self.buffers = [p for p in params if not p.requires_grad]
     if not self.params: raise ValueError("the optimizer got no parameters that require a gradient")
     self.lr, self.device, self.fused = lr, Device.canonicalize(device or self.params[0].device), fused
-    Tensor.realize(*self.params)
+    Tensor.realize(*self.params, *self.buffers)
 
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
@@ -35,7 +38,7 @@ class Optimizer:
     if missing: raise RuntimeError(f"step() before backward(): parameters of shapes {missing} have no gradient")
     updates = self.updates()
     for target, new in updates: target.assign(new)
-    return [target for target, _ in updates]
+    return [target for target, _ in updates] + self.buffers
 
   def updates(self) -> list[tuple[Tensor, Tensor]]: raise NotImplementedError
 
@@ -47,6 +50,7 @@ class OptimizerGroup(Optimizer):
   def __init__(self, *optimizers: Optimizer):
     self.optimizers = optimizers
     self.params = [p for o in optimizers for p in o.params]
+    self.buffers = list({id(b): b for o in optimizers for b in o.buffers}.values())
 
   def __getitem__(self, i: int) -> Optimizer: return self.optimizers[i]
   def zero_grad(self) -> None:

@@ -21,15 +21,19 @@ SAFETENSORS_DTYPES: dict[DType, str] = {
   dtypes.float32: "F32", dtypes.float64: "F64"}
 
 
-def get_state_dict(obj: object, prefix: str = "") -> dict[str, Tensor]:
-  """Every Tensor reachable through `obj`'s attributes, lists, tuples and dicts, by dotted name."""
+def get_state_dict(obj: object, prefix: str = "", seen: set[int] | None = None) -> dict[str, Tensor]:
+  """Every Tensor reachable through `obj`'s attributes, lists, tuples and dicts, by dotted name; each object is visited
+  once, and a TinyJit (what it captured is not the model's state) not at all."""
+  from pytc.jit import TinyJit
   if isinstance(obj, Tensor): return {prefix.rstrip("."): obj}
+  if id(obj) in (seen := set() if seen is None else seen) or isinstance(obj, TinyJit): return {}
+  seen.add(id(obj))
   if isinstance(obj, list | tuple): items = enumerate(obj)
   elif isinstance(obj, dict): items = obj.items()
   elif hasattr(obj, "__dict__"): items = vars(obj).items()
   else: return {}
   state: dict[str, Tensor] = {}
-  for key, value in items: state.update(get_state_dict(value, f"{prefix}{key}."))
+  for key, value in items: state.update(get_state_dict(value, f"{prefix}{key}.", seen))
   return state
 
 

@@ -43,3 +43,41 @@ def test_runner_rejects_missing_file(tmp_path):
   try: main(["--tinygrad-src", str(tmp_path), "test/nope.py"])
   except SystemExit as e: assert "no test file" in str(e)
   else: raise AssertionError("a missing test file must stop the runner")
+
+
+STAND_IN_TRANSFORMER = '''
+from tinygrad import Tensor
+class Block:
+  def __init__(self, dim): self.w, self.dropout = Tensor.scaled_uniform(dim, dim), 0.1
+class Transformer:
+  def __init__(self, syms, maxlen, layers, embed_dim, num_heads, ff_dim):
+    self.syms, self.embed = syms, Tensor.scaled_uniform(syms, embed_dim)
+    self.tbs, self.final = [Block(embed_dim) for _ in range(layers)], Tensor.scaled_uniform(embed_dim, syms)
+  def forward(self, x):
+    h = (x.unsqueeze(-1) == Tensor.arange(self.syms)).float() @ self.embed
+    for block in self.tbs: h = (h @ block.w).relu().dropout(block.dropout)
+    return h @ self.final
+'''
+
+
+def test_models_mode_runs_a_model_file_on_pytc(tmp_path, capsys):
+  (tmp_path / "extra" / "models").mkdir(parents=True)
+  (tmp_path / "extra" / "models" / "transformer.py").write_text(STAND_IN_TRANSFORMER)
+  report = tmp_path / "models.json"
+  assert main(["--tinygrad-src", str(tmp_path), "--models", "--only", "transformer", "--json", str(report)]) == 0
+  result = json.loads(report.read_text())["transformer"]
+  assert result["outcome"] == "ran" and "tinygrad could not run it" in result["message"]  # no tinygrad in the stand-in checkout
+  assert main(["--tinygrad-src", str(tmp_path), "--models", "--only", "gpt2"]) == 1  # no examples/gpt2.py there: an error on pytc
+  assert "on pytc" in capsys.readouterr().out
+
+
+def test_models_outputs_compare_tokens_exactly_and_values_within_tolerance():
+  import numpy as np
+
+  from pytc.conformance_models import compare
+  tokens = {"tokens": np.array([1, 2, 3])}
+  assert compare(tokens, {"tokens": np.array([1, 2, 3])}) == ""
+  assert "tokens" in compare(tokens, {"tokens": np.array([1, 2, 4])})
+  assert compare({"x": np.ones(3, np.float32)}, {"x": np.ones(3, np.float32) * (1 + 1e-4)}) == ""
+  assert "max difference" in compare({"x": np.ones(3, np.float32)}, {"x": np.ones(3, np.float32) * 1.1})
+  assert "only on one side" in compare({"x": np.ones(1)}, {})

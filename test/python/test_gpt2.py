@@ -78,3 +78,46 @@ def test_generate_checks_its_arguments(gpt2):
   model = gpt2.GPT2(gpt2.Config(n_layers=1, n_heads=1, dim=8, vocab_size=11, max_context=8))
   with pytest.raises(ValueError, match="exceed the model's context"): model.generate([1, 2, 3], 6)
   with pytest.raises(ValueError, match="at least one token"): model.generate([], 2)
+
+
+def hf_state(gpt2, model) -> dict:
+  """The model's weights by Hugging Face's GPT-2 names and layouts (Conv1D weights stored (in, out))."""
+  from pytc.nn.state import get_state_dict
+  state = {}
+  for name, tensor in get_state_dict(model).items():
+    if name == "positions" or "cache" in name or name == "lm_head.weight": continue
+    name = name.replace("mlp_fc.", "mlp.c_fc.").replace("mlp_proj.", "mlp.c_proj.")
+    state[name] = tensor.T.contiguous() if name.endswith(gpt2.CONV1D_WEIGHTS) else tensor
+  return state
+
+
+@pytest.mark.parametrize("form", ["safetensors", "torch", "gguf"])
+def test_a_checkpoint_decodes_as_the_model_it_came_from(gpt2, tmp_path, form):
+  import struct
+
+  from pytc.nn.state import safe_save
+  Tensor.manual_seed(5)
+  config = gpt2.Config(n_layers=2, n_heads=2, dim=32, vocab_size=67, max_context=32)
+  source = gpt2.GPT2(config)
+  source.lm_head.weight.assign(source.wte.weight).realize()  # GPT-2 ties them
+  expected, _ = source.generate([3, 9], 8)
+  state = hf_state(gpt2, source)
+  if form == "safetensors": safe_save(state, path := tmp_path / "model.safetensors")
+  elif form == "torch":
+    torch = pytest.importorskip("torch")
+    torch.save({k: torch.from_numpy(v.numpy()) for k, v in state.items()}, path := tmp_path / "pytorch_model.bin")
+  else:
+    from test_loaders import gguf_bytes
+    renamed = {}
+    for name, tensor in state.items():
+      tensor = tensor.T if name.endswith(gpt2.CONV1D_WEIGHTS) else tensor  # GGUF stores GPT-2's projections as Linear's (out, in)
+      for ours, theirs in gpt2.GGUF_NAMES: name = name.replace(theirs, ours)
+      renamed[name] = tensor.contiguous().numpy()
+    u32 = lambda v: struct.pack("<I", v)  # noqa: E731
+    metadata = [("gpt2.block_count", 4, u32(2)), ("gpt2.attention.head_count", 4, u32(2)), ("gpt2.embedding_length", 4, u32(32)),
+                ("gpt2.context_length", 4, u32(32)), ("gpt2.attention.layer_norm_epsilon", 6, struct.pack("<f", 1e-5))]
+    (path := tmp_path / "model.gguf").write_bytes(gguf_bytes(metadata, [(n, a.shape, 0, a.astype("float32").tobytes()) for n, a in renamed.items()]))
+  state, stated = gpt2.read_checkpoint(path)
+  loaded = gpt2.GPT2(stated or config)
+  gpt2.load(loaded, state)
+  assert loaded.generate([3, 9], 8)[0] == expected

@@ -134,3 +134,22 @@ def test_float_to_narrow_or_unsigned_integers_wraps_alike_everywhere(dtype):
   np.testing.assert_array_equal(Tensor(x).cast(dtype).numpy(), expected)
   np.testing.assert_array_equal(Tensor(x[:1]).cast(dtype).numpy(), expected[:1])
   np.testing.assert_array_equal((Tensor(x) * 1).cast(dtype).numpy(), expected)
+
+
+def test_running_statistics_are_computed_from_the_weights_before_the_step():
+  """BatchNorm's running-statistics updates are lazy and read the convolution's weights, which the optimizer's step writes
+  in place: the optimizer realizes them with its step (as tinygrad does), so they see the weights from before it."""
+  from pytc import Context, nn
+  rng = np.random.default_rng(0)
+  conv, norm = nn.Conv2d(1, 2, 3, bias=False), nn.BatchNorm(2)
+  x = rng.standard_normal((4, 1, 6, 6)).astype(np.float32)
+  w0 = conv.weight.numpy()
+  windows = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(2, 3))  # (4, 1, 4, 4, 3, 3)
+  expected = 0.1 * np.einsum("bchwij,ocij->bohw", windows, w0).mean(axis=(0, 2, 3))
+  optimizer = nn.optim.SGD(nn.state.get_parameters([conv, norm]), lr=0.5)
+  with Context(TRAINING=1):
+    optimizer.zero_grad()
+    norm(conv(Tensor(x))).square().sum().backward()
+    optimizer.step()
+  assert not np.allclose(conv.weight.numpy(), w0)
+  np.testing.assert_allclose(norm.running_mean.numpy(), expected, rtol=1e-5, atol=1e-6)
