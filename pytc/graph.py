@@ -14,7 +14,7 @@ from pytc.dtype import DType, dtypes
 from pytc.helpers import getenv
 from pytc.passes.common.attributes import GRAPH_DEVICE
 from pytc.passes.common.devices import set_argument_devices
-from pytc.symbolic import concrete, is_symbolic
+from pytc.symbolic import Usage, concrete, is_symbolic
 
 
 class LazyOp:
@@ -25,7 +25,7 @@ class LazyOp:
 
   def __init__(self, op: str, dtype: DType, shape: tuple, device: str, srcs: tuple[LazyOp, ...] = (), arg: object = None):
     """`shape` may hold symbolic sizes (pytc.symbolic): the node is then stored at their largest, `symbolic` keeps them."""
-    self.symbolic, key_shape = (shape if is_symbolic(shape) else None), shape
+    self.symbolic, key_shape = (shape if Usage.seen and is_symbolic(shape) else None), shape
     if self.symbolic: shape = concrete(shape)
     self.op, self.dtype, self.shape, self.device, self.srcs, self.arg = op, dtype, shape, device, srcs, arg
     if len(srcs) == 1:  # the common cases first, without the general merge

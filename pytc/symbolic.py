@@ -13,6 +13,12 @@ import numpy as np
 from pytc.device import Buffer
 
 
+class Usage:
+  """Whether a Variable was ever made: until then no shape can be symbolic, and graph nodes skip looking (a node is made
+  for every op of every graph)."""
+  seen = False
+
+
 class Variable:
   """An affine expression over integer variables: sum(coefficient * variable) + constant. `Variable(name, min, max)` is
   one variable; `.bind(value)` a copy standing for that value (every expression built from it carries it)."""
@@ -24,6 +30,7 @@ class Variable:
       if not (isinstance(min_val, int) and isinstance(max_val, int)) or min_val > max_val:
         raise ValueError(f"Variable {name!r} needs int bounds with min <= max, got {min_val}, {max_val}")
       terms = ((Leaf(name, min_val, max_val), 1),)
+      Usage.seen = True
     self.terms: tuple[tuple[Leaf, int], ...] = terms
     self.const: int = const
 
