@@ -235,7 +235,10 @@ def test_tensor_indices_gather_scatter_and_setitem():
   np.testing.assert_array_equal(z.numpy(), expected)
   with pytest.raises(IndexError, match="index 3 is out of bounds for dim 0 with size 2"): t[3]
   with pytest.raises(IndexError, match="too many indices"): t[0, 0, 0, 0]
-  with pytest.raises(IndexError, match="step-1 slices"): z[::2] = 1.0
+  z[::2, ::-3] = -1.0
+  expected[::2, ::-3] = -1
+  np.testing.assert_array_equal(z.numpy(), expected)
+  with pytest.raises(IndexError, match="assignment needs ints, slices"): z[Tensor([0, 1])] = 1.0
 
 
 ALL_DTYPES = [dtypes.bool, dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64,
