@@ -57,13 +57,12 @@ Device = _DeviceNames()
 """,
   "tinygrad/helpers.py": """
 import os
-from pytc.helpers import DEBUG, ContextVar, GlobalCounters, Timing, colored, fetch, get_child, getenv, tqdm, trange
+from pytc.helpers import DEBUG, JIT, ContextVar, GlobalCounters, Timing, colored, fetch, get_child, getenv, tqdm, trange
 from pytc.helpers import Context as _Context
 class _Dev:
   device, renderer, interface, arch = "CPU", "", "", ""
 DEV = _Dev()
 IMAGE, CI, OSX, WINDOWS = 0, bool(os.environ.get("CI")), False, False
-JIT = getenv("JIT", 1)
 class Context(_Context):  # the modes pytc has (TRAINING) are set; tinygrad's compiler flags mean nothing here
   def __init__(self, **flags): super().__init__(**{k: v for k, v in flags.items() if k in ContextVar._registry})
 """,

@@ -138,11 +138,23 @@ class TrainingVar(ContextVar):
     Tensor.training = bool(value)
 
 
-TRAINING = TrainingVar("TRAINING", 0)
+class EnvironmentVar(ContextVar):
+  """A mode pytc reads from the environment each time it is used (JIT, on every call of a TinyJit that has not captured)."""
+  def __init__(self, key: str, default: int) -> None:
+    super().__init__(key, default)
+    self.default = default
+  @property
+  def value(self) -> int: return getenv(self.key, self.default)
+  @value.setter
+  def value(self, value: int) -> None: os.environ[self.key] = str(int(value))
+
+
+TRAINING, JIT = TrainingVar("TRAINING", 0), EnvironmentVar("JIT", 1)
 
 
 class Context(contextlib.ContextDecorator):
-  """`with Context(TRAINING=1):` or `@Context(TRAINING=1)`: modes set for a block or a call, restored after."""
+  """`with Context(TRAINING=1):` or `@Context(JIT=0)`: modes (TRAINING, JIT, and the ContextVars made) set for a block or
+  a call, restored after."""
   def __init__(self, **modes: int) -> None:
     if unknown := sorted(set(modes) - set(ContextVar._registry)):
       raise KeyError(f"Context knows the modes {sorted(ContextVar._registry)}, not {unknown}")

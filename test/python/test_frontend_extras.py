@@ -24,6 +24,20 @@ def test_context_sets_training_for_a_block_and_a_call():
   with pytest.raises(KeyError, match="TRAINING"): Context(NOT_A_MODE=1)
 
 
+def test_context_jit_0_runs_a_jitted_function_plainly():
+  from pytc import TinyJit
+  calls = []
+  @TinyJit
+  def double(x: Tensor) -> Tensor:
+    calls.append(1)
+    return (x * 2).realize()
+  with Context(JIT=0):
+    for _ in range(3): double(Tensor([1.0]))
+  assert len(calls) == 3 and double.graph is None
+  for _ in range(3): double(Tensor([1.0]))
+  assert len(calls) == 4 and double.graph is not None  # the capture, then replays
+
+
 class Model:
   def __init__(self):
     self.layers = [nn.Linear(4, 8), Tensor.relu, nn.Linear(8, 3)]
