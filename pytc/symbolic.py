@@ -166,8 +166,7 @@ def largest(n: Variable | int) -> int:
   return n.vmax if isinstance(n, Variable) else n
 
 
-def concrete(shape: tuple) -> tuple[int, ...]:
-  return tuple(n.vmax if isinstance(n, Variable) else n for n in shape)
+def concrete(shape: tuple) -> tuple[int, ...]: return tuple(map(largest, shape))
 
 
 def resolved(shape: tuple) -> tuple[int, ...]:

@@ -587,14 +587,17 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
                                   "smallest size")
       if isinstance(start, Variable): x = x._window(axis, start, end - start)
       elif isinstance(end, Variable): x = x._prefix(axis, start, end - start)
-      else: x = x._movement("shrink", x.shape[:axis] + (end - start,) + x.shape[axis + 1:],
-                            tuple(zip(*((start, end) if a == axis else (0, largest(m)) for a, m in enumerate(x.shape)))))
+      else: x = x._movement("shrink", x.shape[:axis] + (end - start,) + x.shape[axis + 1:], x._bounds_along(axis, start, end))
     return x
+
+  def _bounds_along(self, axis: int, start: int, end: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A shrink's (starts, ends) keeping [start, end) of `axis` and all of the other axes, as they are stored."""
+    return tuple(zip(*((start, end) if a == axis else (0, largest(n)) for a, n in enumerate(self.shape))))
 
   def _prefix(self, axis: int, start: int, size: Variable) -> Tensor:
     keep = min(self.shape[axis], start + size.vmax)
     shape = self.shape[:axis] + (size,) + self.shape[axis + 1:]
-    bounds = tuple(zip(*((start, keep) if a == axis else (0, largest(m)) for a, m in enumerate(self.shape))))
+    bounds = self._bounds_along(axis, start, keep)
     if keep - start == size.vmax: return self._movement("shrink", shape, bounds)
     kept = self._movement("shrink", self.shape[:axis] + (keep - start,) + self.shape[axis + 1:], bounds)
     past = tuple((0, size.vmax - (keep - start)) if a == axis else (0, 0) for a in range(self.ndim))
