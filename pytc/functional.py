@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from pytc.arguments import calling_op, int_arg, ints_arg, is_int, tensor_arg
 from pytc.dtype import DType, dtypes, least_upper_dtype
+from pytc.gradient import ruled
 from pytc.template import templated
+from pytc.window_gradients import conv_gradients, window_gradients
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -75,7 +77,8 @@ class Functional:
     strides, dilations = ints_arg(stride, n, "stride", 1), ints_arg(dilation, n, "dilation", 1)
     x = self
     for axis in reversed(range(n)): x = x._windows(lead + axis, kernel[axis], strides[axis], dilations[axis])
-    return x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
+    windows = x.permute(*range(lead), *[lead + 2 * i + 1 for i in range(n)], *[lead + 2 * i for i in range(n)])
+    return ruled(windows, (self,), window_gradients, (tuple(kernel), strides, dilations))
 
   def _pad_last(self, pads: Sequence[tuple[int, int]], value: float = 0.0) -> Tensor:
     """Pad the last len(pads) dims by (before, after) each."""
@@ -90,12 +93,15 @@ class Functional:
     (batch, channels), (out_channels, group_channels), kernel = self.shape[:2], weight.shape[:2], weight.shape[2:]
     if self.ndim != weight.ndim or groups * group_channels != channels or out_channels % groups:
       raise ValueError(f"conv of input {self.shape} with weight {weight.shape} and groups={groups}: channels do not match")
-    windows = self._pad_last(conv_padding(padding, kernel, dilation, stride))._pool(kernel, stride, dilation)  # (batch, channels, out..., kernel...)
+    padded = self._pad_last(conv_padding(padding, kernel, dilation, stride))
+    windows = padded._pool(kernel, stride, dilation)  # (batch, channels, out..., kernel...)
     outs, per_group = windows.shape[2:2 + len(kernel)], out_channels // groups
     x = windows.reshape(batch, groups, 1, group_channels, *outs, *kernel)
     w = weight.reshape(1, groups, per_group, group_channels, *[1] * len(outs), *kernel)
     summed = (x * w).sum((3, *range(4 + len(outs), 4 + len(outs) + len(kernel))), dtype=dtype)
-    result = summed.reshape(batch, out_channels, *outs)
+    spatial = len(kernel)
+    rule = (groups, ints_arg(stride, spatial, "stride", 1), ints_arg(dilation, spatial, "dilation", 1))
+    result = ruled(summed.reshape(batch, out_channels, *outs), (padded, weight), conv_gradients, rule)
     return result if bias is None else result + bias.reshape(1, -1, *[1] * len(kernel))
 
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,

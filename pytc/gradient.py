@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pytc.dtype import dtypes
-from pytc.graph import LazyOp, toposort
+from pytc.graph import VIEW_OPS, LazyOp, toposort
 from pytc.helpers import LRUCache, getenv
 from pytc.template import Recording, leaf_pool, record, replay
 
@@ -70,7 +70,34 @@ def _recip_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], _) -> tuple[Te
   return ((out == 0).where(0.0, -g * out * out),)
 
 
+def _ruled_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], arg) -> tuple[Tensor | None, ...]:
+  """A `gradient_rule` node's value (its first source) passes no gradient through its own graph: its rule gives the
+  other sources' gradients."""
+  rule, params = arg
+  return (None, *rule(g, srcs[1:], params))
+
+
+def ruled(value: Tensor, inputs: tuple[Tensor, ...], rule: Callable, params: tuple) -> Tensor:
+  """`value` (computed from `inputs`) whose gradients to `inputs` are rule(output gradient, inputs, params) rather than
+  those of the graph that computes it: a convolution's are convolutions, which lower as well as the forward."""
+  from pytc.tensor import Tensor
+  node = value.lazydata
+  return Tensor(LazyOp("gradient_rule", node.dtype, node.shape, node.device, (node, *(t.lazydata for t in inputs)), arg=(rule, params)))
+
+
+def materialized(g: Tensor) -> Tensor:
+  """g as its own buffer, unless it is a view of data already (a buffer's or a constant's): the gradient several
+  kernels read many times each (a matmul's two, a convolution's two) is computed once, not inlined into each."""
+  node = g.lazydata
+  while node.op in VIEW_OPS: node = node.srcs[0]
+  return g if node.op in ("buffer", "const") else g.contiguous()
+
+
+def materialized_gradient(g: Tensor, inputs: tuple[Tensor, ...], params: tuple) -> tuple[Tensor]: return (materialized(g),)
+
+
 RULES: dict[str, Rule] = {
+  "gradient_rule": _ruled_grad,
   "add": lambda g, out, s, _: (g, g),
   "mul": lambda g, out, s, _: (g * s[1], g * s[0]),
   "max": _max_grad,

@@ -212,7 +212,7 @@ def to_mlir(outputs: list[LazyOp], inputs: tuple[LazyOp, ...], name: str) -> ir.
   with ir.InsertionPoint(block):
     for node in nodes:
       if node.is_realized: continue
-      if node.op == "detach":  # only cuts gradients: the value is its source's
+      if node.op in ("detach", "gradient_rule"):  # only change gradients: the value is the first source's
         values[id(node)] = values[id(node.srcs[0])]
         continue
       if node.op == "assign":  # read before it was realized: its value (the store into the target happens when it is realized)

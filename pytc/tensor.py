@@ -16,7 +16,7 @@ from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wrapped
 from pytc.fp8 import float32_to_fp8, fp8_storage_only, fp8_to_float32
 from pytc.functional import Functional
-from pytc.gradient import gradients
+from pytc.gradient import gradients, materialized_gradient, ruled
 from pytc.graph import VIEW_OPS, LazyOp, is_view
 from pytc.helpers import GlobalCounters
 from pytc.indexing import Indexing
@@ -163,9 +163,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return self
 
   def contiguous_backward(self) -> Tensor:
-    """This tensor; in tinygrad, a hint to materialize its gradient in the backward pass. pytc's scheduler decides where
-    gradients materialize by cost, so the values and the graph are the same either way."""
-    return self
+    """This tensor, its gradient materialized in the backward pass (computed once, not inlined into every kernel that
+    reads it)."""
+    return ruled(self, (self,), materialized_gradient, ())
 
   def numpy(self) -> np.ndarray:
     if CAPTURES.launches:

@@ -37,7 +37,6 @@ DELIBERATE: dict[str, str] = {
   "decode_hevc_frame": "runs a hardware video decoder",
   "image_conv2d": "tinygrad's IMAGE texture layout for Qualcomm GPUs",
   "image_dot": "tinygrad's IMAGE texture layout for Qualcomm GPUs",
-  "contiguous_backward": "exists to steer tinygrad's gradient graph; pytc's gradients need no such marker",
   "contiguous": "tinygrad's keyword arguments are options of its UOp graph (ranges, tags); contiguous() itself is pytc's",
   "from_blob": "tinygrad's **kwargs are dtype and device, which pytc names (with owner, to keep the memory alive)",
   "data": "a memoryview over the buffer in tinygrad's struct formats; pytc reads data with numpy(), tolist() and item()",
