@@ -47,6 +47,17 @@ class Workload:
   rounds_seconds: float = 0.2
 
 
+def updating(optimizer, loss_of: Callable) -> Callable:
+  """A torch training step(x, y) -> loss: gradients zeroed, loss_of(x, y) differentiated, the optimizer stepped."""
+  def step(x, y):
+    optimizer.zero_grad()
+    loss = loss_of(x, y)
+    loss.backward()
+    optimizer.step()
+    return loss
+  return step
+
+
 # ResNet-18: (name, in, out, stride) per convolution; BatchNorm after each
 
 def resnet18_layout() -> list[tuple[str, int, int, int, int]]:
@@ -134,13 +145,7 @@ def torch_resnet18(weights: dict[str, np.ndarray], compiled: bool) -> Callable:
     model.fc.bias.copy_(torch.from_numpy(weights["fc.bias"]))
   model.train()
   optimizer, forward = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9), torch.compile(model) if compiled else model
-  def step(x, y):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(forward(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss
-  return step
+  return updating(optimizer, lambda x, y: F.cross_entropy(forward(x), y))
 
 
 # a GPT-2-style stack
@@ -209,13 +214,7 @@ def torch_gpt(weights: dict[str, np.ndarray], compiled: bool) -> Callable:
     logits = gpt_forward(names, x, positions, linear, layernorm, attention, lambda t: F.gelu(t, approximate="tanh"))
     return F.cross_entropy(logits.reshape(-1, GPT_VOCAB), y.reshape(-1))
   optimizer, loss_fn = torch.optim.AdamW(p.parameters(), lr=1e-4, weight_decay=0.01), torch.compile(loss_of) if compiled else loss_of
-  def step(x, y):
-    optimizer.zero_grad()
-    loss = loss_fn(x, y)
-    loss.backward()
-    optimizer.step()
-    return loss
-  return step
+  return updating(optimizer, loss_fn)
 
 
 # the digits MLP
@@ -252,13 +251,7 @@ def torch_mlp(weights: dict[str, np.ndarray], compiled: bool) -> Callable:
   p = {name: torch.nn.Parameter(torch.from_numpy(a.copy())) for name, a in weights.items()}
   forward = lambda x: F.linear(F.linear(x, p["l0.weight"], p["l0.bias"]).relu(), p["l1.weight"], p["l1.bias"])
   optimizer, forward = torch.optim.Adam(p.values(), lr=1e-3), torch.compile(forward) if compiled else forward
-  def step(x, y):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(forward(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss
-  return step
+  return updating(optimizer, lambda x, y: F.cross_entropy(forward(x), y))
 
 
 WORKLOADS: dict[str, Workload] = {

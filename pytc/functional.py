@@ -11,7 +11,7 @@ from pytc.arguments import calling_op, int_arg, ints_arg, is_int, tensor_arg
 from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.gradient import ruled
 from pytc.template import templated
-from pytc.window_gradients import conv_gradients, window_gradients
+from pytc.window_gradients import conv_gradients, spread, window_gradients
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -116,8 +116,7 @@ class Functional:
     for axis, s in enumerate(strides):
       if s > 1:
         dim, n = 2 + axis, x.shape[2 + axis]
-        x = x.unsqueeze(dim + 1).pad(tuple((0, s - 1) if a == dim + 1 else None for a in range(x.ndim + 1))).flatten(dim, dim + 1)
-        x = x.shrink(tuple((0, (n - 1) * s + 1) if a == dim else None for a in range(x.ndim)))
+        x = spread(x, dim, s).shrink(tuple((0, (n - 1) * s + 1) if a == dim else None for a in range(x.ndim)))
     full = [(d * (k - 1) - b, d * (k - 1) - a + e) for k, d, (b, a), e in zip(kernel, dilations, pool_padding(padding, spatial), extra)]
     x = x.pad(((0, 0), (0, 0), *full))
     return x.conv2d(w, bias, groups=groups, dilation=dilation)

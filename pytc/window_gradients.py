@@ -25,10 +25,15 @@ def window_gradients(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[T
   for taps in itertools.product(*[range(k) for k in kernel]):
     part = g[(Ellipsis, *taps)]
     for dim, j, s, d, n in zip(range(lead, x.ndim), taps, strides, dilations, x.shape[lead:]):
-      if s > 1: part = part.unsqueeze(dim + 1).pad(tuple((0, s - 1) if a == dim + 1 else None for a in range(part.ndim + 1))).flatten(dim, dim + 1)
-      part = shifted(part, dim, j * d, n)
+      part = shifted(spread(part, dim, s), dim, j * d, n)
     total = part if total is None else total + part
   return (total,)
+
+
+def spread(x: Tensor, dim: int, stride: int) -> Tensor:
+  """x with stride - 1 zeros after each element along `dim` (n elements become n * stride)."""
+  if stride == 1: return x
+  return x.unsqueeze(dim + 1).pad(tuple((0, stride - 1) if a == dim + 1 else None for a in range(x.ndim + 1))).flatten(dim, dim + 1)
 
 
 def shifted(x: Tensor, dim: int, offset: int, n: int) -> Tensor:
