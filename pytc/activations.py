@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytc.dtype import DType, dtypes
+from pytc.gradient import by_slope
 from pytc.template import templated
 
 if TYPE_CHECKING:
@@ -58,6 +59,37 @@ def float32_for_halves(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     if self.dtype not in (dtypes.float16, dtypes.bfloat16): return fn(self, *args, **kwargs)
     return fn(self.cast(dtypes.float32), *args, **kwargs).cast(self.dtype)
   return widened
+
+
+GELU_K, GELU_C = math.sqrt(8 / math.pi), 0.044715  # gelu's tanh form: x sigmoid(K (x + C x^3))
+
+
+def _gelu_gate(x: Tensor) -> Tensor: return (GELU_K * (x + GELU_C * x * x * x)).sigmoid()
+
+
+def _gated_slope(x: Tensor, gate: Tensor, gate_slope: Tensor) -> Tensor:
+  """d/dx of x * gate(x): gate + x * gate', the second term 0 where gate' is (so the limits at +-inf are 1 and 0, not NaN)."""
+  return gate + (gate_slope == 0).where(0.0, x * gate_slope)
+
+
+def _gelu_tanh_slope(x: Tensor) -> Tensor:
+  s = _gelu_gate(x)
+  spread = s * (1 - s)  # 0 where the gate saturates, where x * x may be inf
+  return _gated_slope(x, s, (spread == 0).where(0.0, spread * (GELU_K * (1 + 3 * GELU_C * x * x))))
+
+
+def _gelu_erf_slope(x: Tensor) -> Tensor:
+  return _gated_slope(x, 0.5 * (1 + (x * (1 / math.sqrt(2))).erf()), (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi)))
+
+
+def _quick_gelu_slope(x: Tensor) -> Tensor:
+  s = (x * 1.702).sigmoid()
+  return _gated_slope(x, s, s * (1 - s) * 1.702)
+
+
+def _silu_slope(x: Tensor) -> Tensor:
+  s = x.sigmoid()
+  return _gated_slope(x, s, s * (1 - s))
 
 
 class Activations:
@@ -109,15 +141,15 @@ class Activations:
     """approximate="tanh": 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3), evaluated as x sigmoid(2u) (the same
     function), which keeps its relative precision where tanh(u) nears -1 and costs one exponential; "none": the exact erf form."""
     x = self._float_cast()
-    if approximate == "tanh": return x * (math.sqrt(8 / math.pi) * (x + 0.044715 * x * x * x)).sigmoid()
-    if approximate == "none": return 0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf())
+    if approximate == "tanh": return by_slope(x * _gelu_gate(x), x, _gelu_tanh_slope)
+    if approximate == "none": return by_slope(0.5 * x * (1 + (x * (1 / math.sqrt(2))).erf()), x, _gelu_erf_slope)
     raise RuntimeError(f"gelu approximate must be 'tanh' or 'none', got {approximate!r}")
   @templated
   @float32_for_halves
-  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def quick_gelu(self) -> Tensor: return by_slope(self * (self * 1.702).sigmoid(), self, _quick_gelu_slope)
   @templated
   @float32_for_halves
-  def silu(self) -> Tensor: return self * self.sigmoid()
+  def silu(self) -> Tensor: return by_slope(self * self.sigmoid(), self, _silu_slope)
   swish = silu
   def _exponential_linear(self, linear: Tensor, linear_part: Tensor, alpha: float, scale: float = 1.0) -> Tensor:
     """linear_part where `linear`, alpha * (e^(x / scale) - 1) elsewhere, from expm1 (no cancellation at tiny x). The kinks'

@@ -93,6 +93,15 @@ def materialized(g: Tensor) -> Tensor:
   return g if node.op in ("buffer", "const") else g.contiguous()
 
 
+def by_slope(value: Tensor, x: Tensor, slope: Callable[[Tensor], Tensor]) -> Tensor:
+  """`value`, an elementwise function of `x` whose gradient is g * slope(x): one kernel that reads g once (its own graph
+  reads g in every product of its chain rule, and the matmuls behind an activation inline each of those reads)."""
+  return ruled(value, (x,), _slope_gradient, (slope,))
+
+
+def _slope_gradient(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[Tensor]: return ((g * params[0](inputs[0])).contiguous(),)
+
+
 def materialized_gradient(g: Tensor, inputs: tuple[Tensor, ...], params: tuple) -> tuple[Tensor]: return (materialized(g),)
 
 

@@ -27,6 +27,7 @@ from pytc.rand import Random
 from pytc.realize import CAPTURES, realize
 from pytc.rearrange import Rearrange
 from pytc.resample import Resample
+from pytc.row_gradients import log_softmax_gradient, normalized, softmax_gradient
 from pytc.selection import Selection
 from pytc.sorting import Sorting
 from pytc.symbolic import Variable, is_symbolic, largest, resolved
@@ -859,18 +860,21 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   @templated
   def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
     e = self._shifted(axis, dtype).exp()
-    return e / e.sum(axis, keepdim=True)
+    y = e / e.sum(axis, keepdim=True)
+    return ruled(y, (self, y), softmax_gradient, (self._axis(axis),))
 
   @templated
   def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
     shifted = self._shifted(axis, dtype)
-    return shifted - shifted.exp().sum(axis, keepdim=True).log()
+    y = shifted - shifted.exp().sum(axis, keepdim=True).log()
+    return ruled(y, (self, y), log_softmax_gradient, (self._axis(axis),))
 
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   @templated
   def layernorm(self, axis: int = -1, eps: float = 1e-5) -> Tensor:
     centered = self - self.mean(axis, keepdim=True)
-    return centered * (centered * centered).mean(axis, keepdim=True).add(eps).rsqrt()
+    rstd = (centered * centered).mean(axis, keepdim=True).add(eps).rsqrt()
+    return normalized(self, centered, rstd, axis)
 
   # *** linear algebra ***
 

@@ -5,7 +5,7 @@ ranges, one per dim (the constant 0 for a size-1 dim; an empty dim gets an empty
 `contiguous` results and copies within a device, a reduce whose result is consumed through an expand
 ("reduce-expand": otherwise it would be recomputed for every expanded element; materialized after the
 elementwise ops that only continue it, its epilogue), and every other
-value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines).
+value used more than once ("multi-use": a candidate that pytc-fuse keeps or inlines) but a one-hot mask.
 
 A copy between devices (see devices.py) stays a `uop.copy`, of its source materialized on
 the source's device (`uop.device` on that bufferize; an argument is copied as it is), and is
@@ -63,8 +63,20 @@ def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, Reason]:
   for op in ops:
     if op.operation.name in FORCED: reasons.setdefault(op.results[0], FORCED[op.operation.name])
     elif isinstance(op, uop.ReduceOp) and reaches_expand(op.result): reasons.setdefault(epilogue_end(op.result), Reason.REDUCE_EXPAND)
-    elif not isinstance(op, uop.ConstOp) and len(list(op.results[0].uses)) > 1: reasons.setdefault(op.results[0], Reason.MULTI_USE)
+    elif not isinstance(op, uop.ConstOp) and len(list(op.results[0].uses)) > 1 and not is_one_hot_mask(op.results[0]):
+      reasons.setdefault(op.results[0], Reason.MULTI_USE)
   return reasons
+
+
+def is_one_hot_mask(value: ir.Value) -> bool:
+  """Whether `value` compares values with positions (an iota, moved or cast), moved: a one-hot mask that an embedding's
+  forward and backward both read stays computed in each reader, where a sum over it becomes one read at the index
+  (see one_hot_pick), rather than materialized at its full broadcast size."""
+  def source(v: ir.Value) -> ir.Value:
+    while isinstance(v, ir.OpResult) and (v.owner.name in MOVEMENT or isa(v.owner, uop.CastOp)): v = v.owner.operands[0]
+    return v
+  mask = source(value)
+  return defined_by(mask, uop.CmpeqOp) and any(defined_by(source(v), uop.IotaOp) for v in mask.owner.operands)
 
 
 def epilogue_end(value: ir.Value) -> ir.Value:

@@ -6,6 +6,7 @@ import math
 from pytc.dtype import dtypes
 from pytc.functional import conv_padding
 from pytc.nn import datasets, optim, state  # noqa: F401  (tinygrad's nn exposes them)
+from pytc.row_gradients import normalized
 from pytc.template import templated
 from pytc.tensor import Tensor
 
@@ -158,7 +159,12 @@ class BatchNorm:
       self.running_mean.assign((1 - self.momentum) * self.running_mean + self.momentum * mean.detach())
       self.running_var.assign((1 - self.momentum) * self.running_var + self.momentum * count / (count - 1) * var.detach())
       self.num_batches_tracked.assign(self.num_batches_tracked + 1)
-    return x.batchnorm(self.weight, self.bias, mean, (var + self.eps).rsqrt())
+    invstd = (var + self.eps).rsqrt()
+    if self.track_running_stats and not Tensor.training: return x.batchnorm(self.weight, self.bias, mean, invstd)
+    channels = (1, -1, *[1] * (x.ndim - 2))  # the batch's statistics: the closed form of the normalization's gradient
+    xhat = normalized(x, x - mean.reshape(channels), invstd.reshape(channels), tuple(a for a in range(x.ndim) if a != 1))
+    out = xhat if self.weight is None else xhat * self.weight.reshape(channels)
+    return out if self.bias is None else out + self.bias.reshape(channels)
 
 
 BatchNorm2d = BatchNorm3d = BatchNorm

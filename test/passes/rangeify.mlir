@@ -641,6 +641,40 @@ func.func @one_hot_sum(%t: tensor<50x8xf32>, %idx: tensor<4xi32>) {
 
 // -----
 
+// The one-hot mask of an embedding read by its forward (a sum over the table's rows) and its backward (a sum over the
+// tokens) is computed in each reader rather than materialized as a multi-use value: the forward stays one read at idx.
+// CHECK-LABEL: func.func @one_hot_mask_shared
+// CHECK-NOT: xi1>
+// CHECK: %[[AT:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: uop.index %arg0[%[[AT]], %{{.*}}] : tensor<50x8xf32>
+// CHECK: uop.bufferize {{.*}} -> tensor<4x1x8xf32>
+// CHECK: %[[TOKEN:.*]] = uop.range reduce 4
+// CHECK: uop.cmpeq
+// CHECK: uop.range_reduce add %{{.*}} over(%[[TOKEN]])
+// CHECK: uop.bufferize {{.*}} -> tensor<1x50x8xf32>
+func.func @one_hot_mask_shared(%t: tensor<50x8xf32>, %idx: tensor<4xi32>, %g: tensor<4x1x8xf32>) {
+  %0 = uop.reshape %idx : tensor<4xi32> -> tensor<4x1xi32>
+  %1 = uop.expand %0 : tensor<4x1xi32> -> tensor<4x50xi32>
+  %2 = uop.iota 0 : tensor<50xi32>
+  %3 = uop.reshape %2 : tensor<50xi32> -> tensor<1x50xi32>
+  %4 = uop.expand %3 : tensor<1x50xi32> -> tensor<4x50xi32>
+  %5 = uop.cmpeq %1, %4 : tensor<4x50xi32>
+  %6 = uop.reshape %5 : tensor<4x50xi1> -> tensor<4x50x1xi1>
+  %7 = uop.expand %6 : tensor<4x50x1xi1> -> tensor<4x50x8xi1>
+  %8 = uop.reshape %t : tensor<50x8xf32> -> tensor<1x50x8xf32>
+  %9 = uop.expand %8 : tensor<1x50x8xf32> -> tensor<4x50x8xf32>
+  %10 = uop.const 0.000000e+00 : tensor<4x50x8xf32>
+  %11 = uop.where %7, %9, %10 : tensor<4x50x8xf32>
+  %12 = uop.reduce add %11 [1] : tensor<4x50x8xf32> -> tensor<4x1x8xf32>
+  %13 = uop.expand %g : tensor<4x1x8xf32> -> tensor<4x50x8xf32>
+  %14 = uop.where %7, %13, %10 : tensor<4x50x8xf32>
+  %15 = uop.reduce add %14 [0] : tensor<4x50x8xf32> -> tensor<1x50x8xf32>
+  uop.sink %12, %15 : tensor<4x1x8xf32>, tensor<1x50x8xf32>
+  return
+}
+
+// -----
+
 // The same sum with the iota in i8 over 300 positions: the iota wraps around in i8, so the sum stays a loop.
 // CHECK-LABEL: func.func @one_hot_sum_wrapping
 // CHECK: uop.range_reduce add
