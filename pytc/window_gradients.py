@@ -18,16 +18,34 @@ if TYPE_CHECKING:
 
 
 def window_gradients(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[Tensor]:
-  """d/dx of x._pool(kernel, strides, dilations) given the windows' gradient `g` (..., out..., kernel...)."""
+  """d/dx of x._pool(kernel, strides, dilations) given the windows' gradient `g` (..., out..., kernel...). With strides, the
+  input positions of each residue mod the stride (a phase) take a fixed subset of the taps, each shifted by whole windows:
+  a sum of shifted slices per phase, the phases interleaved (no per-element division or zeros spread between outputs)."""
   (x,), (kernel, strides, dilations) = inputs, params
   g, lead = materialized(g), x.ndim - len(kernel)  # each element is read once per tap that reaches it
+  sizes = x.shape[lead:]
+  phased = tuple(-(-n // s) for n, s in zip(sizes, strides))
+  phases = [phase_gradient(g, lead, kernel, strides, dilations, residues, phased) for residues in itertools.product(*[range(s) for s in strides])]
+  if len(phases) == 1: return (phases[0],)
+  spatial, outer = len(kernel), x.shape[:lead]
+  stacked = phases[0].stack(*phases[1:], dim=-1).reshape(*outer, *phased, *strides)
+  interleaved = stacked.permute(*range(lead), *[lead + i for d in range(spatial) for i in (d, spatial + d)]).contiguous()
+  whole = interleaved.reshape(*outer, *[q * s for q, s in zip(phased, strides)])
+  return (whole.shrink(tuple((0, n) for n in x.shape)),)
+
+
+def phase_gradient(g: Tensor, lead: int, kernel: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...],
+                   residues: tuple[int, ...], phased: tuple[int, ...]) -> Tensor:
+  """The gradient at input positions q * s + r (r the residues) of each spatial dim: the sum over the taps j with
+  j * d = r (mod s) of the windows' gradient at window q - (j * d - r) / s (j * d >= r, as r < s)."""
   total = None
-  for taps in itertools.product(*[range(k) for k in kernel]):
+  for taps in itertools.product(*[[j for j in range(k) if (j * d - r) % s == 0] for k, s, d, r in zip(kernel, strides, dilations, residues)]):
     part = g[(Ellipsis, *taps)]
-    for dim, j, s, d, n in zip(range(lead, x.ndim), taps, strides, dilations, x.shape[lead:]):
-      part = shifted(spread(part, dim, s), dim, j * d, n)
+    for dim, j, s, d, r, m in zip(range(lead, g.ndim), taps, strides, dilations, residues, phased):
+      part = shifted(part, dim, (j * d - r) // s, m)
     total = part if total is None else total + part
-  return (total,)
+  if total is None: return type(g).zeros(*g.shape[:lead], *phased, dtype=g.dtype, device=g.device)
+  return total if all(s == 1 for s in strides) else total.contiguous()  # phases are interleaved after
 
 
 def spread(x: Tensor, dim: int, stride: int) -> Tensor:

@@ -137,7 +137,10 @@ class Rangeifier:
     return result
 
   def read(self, buffer: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
-    return read_at(buffer, [self.index.lin(i) for i in idx], self.guard(valid) if valid else None)
+    """A read of `buffer` at `idx`, guarded by `valid` unless the indices are inside it anyway: the pads that made the
+    conditions select 0 where they fail, so the guard only keeps a read inside its buffer."""
+    inside = all(0 <= low and high < n for (low, high), n in zip((i.bounds() for i in idx), shape_of(buffer)))
+    return read_at(buffer, [self.index.lin(i) for i in idx], self.guard(valid) if valid and not inside else None)
 
   def guard(self, valid: frozenset[Condition]) -> ir.Value:
     result = None
@@ -189,7 +192,8 @@ class Rangeifier:
     if isinstance(op, uop.ReshapeOp):
       if 0 in source_shape: return zero(element_type(op.results[0]))  # no elements: only a loop of no trips reads it
       flat, stride = Lin(), 1
-      for i, n in reversed(list(zip(idx, shape_of(op.results[0])))): flat, stride = flat + i * stride, stride * n
+      for i, n in reversed(list(zip(idx, shape_of(op.results[0])))):
+        flat, stride = flat + in_dim(i, n) * stride, stride * n
       moved, stride = [], 1
       for n in reversed(source_shape):
         moved.append(flat.floordiv(stride).mod(n) if n > 1 else Lin())
@@ -237,6 +241,15 @@ class Rangeifier:
     if not any(r & loops and r & reducing for r in gated): return False
     channels = prod(r.size for r in reducing - set().union(*gated))
     return channels < PAD_CHANNELS and prod(r.size for r in loops | reducing) >= PAD_REUSE * prod(shape_of(padded))
+
+
+def in_dim(index: Lin, n: int) -> Lin:
+  """`index` into a dim of size n, as a reshape flattens it. Only a pad's guard lets an index leave [0, n) (a read outside
+  its source, skipped), so wherever the read is valid the index equals itself mod n, 0 for a size-1 dim: its bounds are
+  then the dim's, and a flattened index divides into the source's dims without the padding's extra positions."""
+  if n == 1: return Lin()
+  low, high = index.bounds()
+  return index if 0 <= low and high < n else index.mod(n)
 
 
 def ranges_in(form: Lin) -> set[Range]:

@@ -675,6 +675,44 @@ func.func @one_hot_mask_shared(%t: tensor<50x8xf32>, %idx: tensor<4xi32>, %g: te
 
 // -----
 
+// A reshape that adds a size-1 dim, padded along it (how cat and stack place each tensor): the source is read at the
+// loops' own indices. The padded dim's index is 0 wherever the read is valid, so it takes no part in the flat index
+// (else the reshape would divide and take remainders by the source's dims at every element); inside the source, the
+// read needs no guard, and the pad's where selects 0 outside.
+// CHECK-LABEL: func.func @unit_dim_padded
+// CHECK-DAG: %[[R0:.*]] = uop.range loop 6
+// CHECK-DAG: %[[R1:.*]] = uop.range loop 5
+// CHECK-NOT: arith.divui
+// CHECK-NOT: arith.remui
+// CHECK: %[[READ:.*]] = uop.index %arg0[%[[R0]], %[[R1]]] : tensor<6x5xf32>
+// CHECK: uop.where %{{.*}}, %[[READ]], %{{.*}} : f32
+func.func @unit_dim_padded(%a: tensor<6x5xf32>) {
+  %0 = uop.reshape %a : tensor<6x5xf32> -> tensor<6x5x1xf32>
+  %1 = uop.pad %0 low [0, 0, 2] high [0, 0, 1] : tensor<6x5x1xf32> -> tensor<6x5x4xf32>
+  uop.sink %1 : tensor<6x5x4xf32>
+  return
+}
+
+// -----
+
+// Dims merged by a reshape and padded after it: each padded index enters the flat index modulo its dim (equal to it
+// wherever the read is valid), so the flat index stays inside the batch's 16 elements and no division by them is left;
+// the read, inside its buffer, has no guard.
+// CHECK-LABEL: func.func @merged_dims_padded
+// CHECK-NOT: arith.divui
+// CHECK: %[[Y:.*]] = arith.remui %{{.*}}, %c4 : index
+// CHECK: %[[X:.*]] = arith.remui %{{.*}}, %c4 : index
+// CHECK: %[[READ:.*]] = uop.index %arg0[%{{.*}}] : tensor<32xf32>
+// CHECK: uop.where %{{.*}}, %[[READ]], %{{.*}} : f32
+func.func @merged_dims_padded(%a: tensor<32xf32>) {
+  %0 = uop.reshape %a : tensor<32xf32> -> tensor<2x4x4xf32>
+  %1 = uop.pad %0 low [0, 0, 0] high [0, 1, 1] : tensor<2x4x4xf32> -> tensor<2x5x5xf32>
+  uop.sink %1 : tensor<2x5x5xf32>
+  return
+}
+
+// -----
+
 // The same sum with the iota in i8 over 300 positions: the iota wraps around in i8, so the sum stays a loop.
 // CHECK-LABEL: func.func @one_hot_sum_wrapping
 // CHECK: uop.range_reduce add

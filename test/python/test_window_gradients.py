@@ -82,6 +82,19 @@ def test_conv_gradients_match_numpy(case):
   np.testing.assert_allclose(tw.grad.numpy(), dw, rtol=1e-10, atol=1e-10)
 
 
+def test_stem_gradients_past_the_split_threshold():
+  """A 7x7/2 stem over 3 channels whose weight gradient folds 8 x 48 x 48 = 18432 terms into each output (pytc-split-reduce
+  splits it into partial sums), in float32 against the float64 reference."""
+  x, w = rng.standard_normal((8, 3, 96, 96)), rng.standard_normal((16, 3, 7, 7))
+  tx, tw = Tensor(x.astype(np.float32), requires_grad=True), Tensor(w.astype(np.float32), requires_grad=True)
+  out = tx.conv2d(tw, stride=2, padding=3)
+  g = rng.standard_normal(out.shape)
+  (out * Tensor(g.astype(np.float32))).sum().backward()
+  dx, dw = np_conv_grads(x, w, g, (2, 2), (1, 1), [(3, 3), (3, 3)], 1)
+  np.testing.assert_allclose(tw.grad.numpy(), dw, rtol=1e-4, atol=1e-3 * np.abs(dw).max())
+  np.testing.assert_allclose(tx.grad.numpy(), dx, rtol=1e-4, atol=1e-4 * np.abs(dx).max())
+
+
 def test_negative_padding_crops():
   x, w = rng.standard_normal((1, 2, 8, 8)), rng.standard_normal((3, 2, 3, 3))
   tx, tw = Tensor(x, requires_grad=True, dtype=dtypes.float64), Tensor(w, requires_grad=True, dtype=dtypes.float64)
