@@ -82,7 +82,8 @@ def ruled(value: Tensor, inputs: tuple[Tensor, ...], rule: Callable, params: tup
   those of the graph that computes it: a convolution's are convolutions, which lower as well as the forward."""
   from pytc.tensor import Tensor
   node = value.lazydata
-  return Tensor(LazyOp("gradient_rule", node.dtype, node.shape, node.device, (node, *(t.lazydata for t in inputs)), arg=(rule, params)))
+  return Tensor(LazyOp("gradient_rule", node.dtype, node.symbolic or node.shape, node.device, (node, *(t.lazydata for t in inputs)),
+                       arg=(rule, params)))
 
 
 def materialized(g: Tensor) -> Tensor:
