@@ -21,14 +21,18 @@ import argparse
 import gc
 import itertools
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-from timing import interleaved, pytc_first_call, timed, torch_available  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
+from timing import (  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
+  cold_caches,
+  interleaved,
+  peers,
+  pytc_first_call,
+  timed,
+  torch_available,
+)
 
 # isort: split
 import numpy as np
@@ -365,21 +369,13 @@ def main() -> None:
   parser.add_argument("--only", help="run models whose name contains this")
   parser.add_argument("--json", help="write the results here")
   args = parser.parse_args()
-  cache = tempfile.mkdtemp(prefix="pytc-models-")  # empty caches, set before pytc and torch load: first calls compile for real
-  os.environ["PYTC_CACHE_DIR"], os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "pytc"), os.path.join(cache, "torchinductor")
-  results: dict = {"cores": os.cpu_count(), "torch": None, "models": {}}
-  if torch_available():
-    import torch
-    results["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads()}
-  torch_line = f"torch {results['torch']['version']} with {results['torch']['threads']} threads" if results["torch"] else "torch not installed"
-  print(f"{os.cpu_count()} cores, {torch_line}")
-  try:
+  with cold_caches("pytc-models-"):
+    results: dict = {**peers(), "models": {}}
     for name, make in BENCHES.items():
       if args.only and args.only not in name: continue
       r = results["models"][name] = run(make(), args.rounds)
       report(name, r)
       gc.collect()
-  finally: shutil.rmtree(cache, ignore_errors=True)
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=2)
 

@@ -5,11 +5,14 @@ OpenBLAS's idle threads spin for ~0.1 s after each call by default, stealing the
 OPENBLAS_THREAD_TIMEOUT=4 (set here unless given, before NumPy loads) makes them sleep at once."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
+import shutil
 import statistics
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
@@ -57,6 +60,27 @@ def machine_limits() -> tuple[float, float]:
 
 
 def torch_available() -> bool: return importlib.util.find_spec("torch") is not None
+
+
+@contextlib.contextmanager
+def cold_caches(prefix: str) -> Iterator[None]:
+  """pytc's and torch.compile's caches in an empty folder for the run, removed after; entered before pytc and torch load,
+  so first calls compile for real."""
+  cache = tempfile.mkdtemp(prefix=prefix)
+  os.environ["PYTC_CACHE_DIR"], os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "pytc"), os.path.join(cache, "torchinductor")
+  try: yield
+  finally: shutil.rmtree(cache, ignore_errors=True)
+
+
+def peers() -> dict:
+  """The machine's cores and torch's version and threads (None without torch), printed as one line and kept for the JSON."""
+  found = {"cores": os.cpu_count(), "torch": None}
+  if torch_available():
+    import torch
+    found["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads()}
+  peer = f"torch {found['torch']['version']} with {found['torch']['threads']} threads" if found["torch"] else "torch not installed"
+  print(f"{found['cores']} cores, {peer}")
+  return found
 
 
 def pytc_first_call(fn: Callable) -> dict[str, float]:

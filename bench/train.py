@@ -21,14 +21,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from timing import interleaved, timed, torch_available  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
+from timing import cold_caches, interleaved, peers, timed, torch_available  # first: it sets OPENBLAS_THREAD_TIMEOUT before NumPy loads
 
 # isort: split
 import numpy as np
@@ -397,15 +394,8 @@ def main() -> None:
   parser.add_argument("--convs", action="store_true", help="also the GFLOP/s of ResNet-18's convolutions and their gradients")
   parser.add_argument("--json", help="write the results here")
   args = parser.parse_args()
-  cache = tempfile.mkdtemp(prefix="pytc-train-")  # empty caches, set before pytc and torch load: first steps compile for real
-  os.environ["PYTC_CACHE_DIR"], os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "pytc"), os.path.join(cache, "torchinductor")
-  results: dict = {"cores": os.cpu_count(), "torch": None, "workloads": {}}
-  if torch_available():
-    import torch
-    results["torch"] = {"version": torch.__version__, "threads": torch.get_num_threads()}
-  peer = f"torch {results['torch']['version']} with {results['torch']['threads']} threads" if results["torch"] else "torch not installed"
-  print(f"{os.cpu_count()} cores, {peer}")
-  try:
+  with cold_caches("pytc-train-"):
+    results: dict = {**peers(), "workloads": {}}
     for name, workload in WORKLOADS.items():
       if args.only and args.only not in name: continue
       report(name, r := run(name, workload, args.rounds, args.check_steps, args.tolerance))
@@ -413,7 +403,6 @@ def main() -> None:
     if args.convs:
       print("ResNet-18 convolutions, batch 2 at 64x64 (input gradient of the 7x7 stem: not part of a training step):")
       results["convs"] = conv_rates(2, 64, args.rounds)
-  finally: shutil.rmtree(cache, ignore_errors=True)
   if args.json:
     with open(args.json, "w") as f: json.dump(results, f, indent=2)
 
