@@ -72,14 +72,14 @@ _binaries: dict[str, Binary] = {}
 
 
 def two_kernel_graph(x: Tensor, y: Tensor) -> Tensor:
-  """Two kernels: a full reduction into a temporary, and a kernel that reads it."""
+  """Two kernels: a full reduction into a temporary (of fewer terms than pytc-split-reduce splits), and a kernel that reads it."""
   return (x.sum(0) + y).exp() * x.sum()
 
 
 def binary_for(chip: str) -> Binary:
   """The PTX of two_kernel_graph's schedule for `chip`, as PTXCompiler builds it (compiled once per chip)."""
   if chip not in _binaries:
-    scheduled = schedule([two_kernel_graph(Tensor(np.ones((64, 300), np.float32)), Tensor(np.ones(300, np.float32))).lazydata])[0]
+    scheduled = schedule([two_kernel_graph(Tensor(np.ones((32, 300), np.float32)), Tensor(np.ones(300, np.float32))).lazydata])[0]
     with context(): _binaries[chip] = gpu_compiler(chip).compile(copy_module(scheduled.kernels), run_pipeline, "nv_test", cached=False)[0]
   return _binaries[chip]
 
@@ -189,7 +189,7 @@ def test_a_cubin_is_loaded_as_it_is(fake):
 
 @pytest.mark.parametrize("graph", [lambda x, y: (x + y[None]).relu(), two_kernel_graph])
 def test_realize_launches_each_kernel_with_its_buffers(fake, graph):
-  x, y = Tensor(RNG.standard_normal((64, 300)).astype(np.float32), device="NV"), Tensor(RNG.standard_normal(300).astype(np.float32), device="NV")
+  x, y = Tensor(RNG.standard_normal((32, 300)).astype(np.float32), device="NV"), Tensor(RNG.standard_normal(300).astype(np.float32), device="NV")
   out = graph(x, y)
   scheduled, inputs, _ = schedule([out.lazydata])
   out.realize()
@@ -304,7 +304,7 @@ REAL_CASES = {
   "elementwise": (lambda t: (t[0] * 2 - t[1]).exp().sqrt(), lambda a: np.sqrt(np.exp(a[0] * 2 - a[1])), [(64, 33), (64, 33)]),
   "softmax": (lambda t: t[0].softmax(-1), lambda a: (e := np.exp(a[0] - a[0].max(-1, keepdims=True))) / e.sum(-1, keepdims=True), [(16, 40)]),
   "matmul": (lambda t: t[0] @ t[1], lambda a: a[0] @ a[1], [(33, 70), (70, 17)]),
-  "two kernels": (lambda t: two_kernel_graph(t[0], t[1]), lambda a: np.exp(a[0].sum(0) + a[1]) * a[0].sum(), [(64, 300), (300,)]),
+  "two kernels": (lambda t: two_kernel_graph(t[0], t[1]), lambda a: np.exp(a[0].sum(0) + a[1]) * a[0].sum(), [(32, 300), (300,)]),
 }
 
 
