@@ -1,8 +1,9 @@
 """Gradients of sliding windows and convolutions, built so that they lower as well as the forward ops.
 
-The windows of `_pool` pass each window element's gradient back to its input position: one elementwise sum over the
-kernel's taps, each tap's gradients spread by the stride and shifted by its offset (rather than undoing the windows'
-movement ops, whose index arithmetic costs a division per element and copy). A convolution's input gradient is a
+The windows of `_pool` pass each window element's gradient back to its input position: per stride phase (the input
+positions of one residue mod the stride), an elementwise sum of the shifted gradients of the taps that reach it, the
+phases then interleaved (rather than undoing the windows' movement ops, whose index arithmetic costs a division per
+element and copy). A convolution's input gradient is a
 transposed convolution of the output gradient with the weights (for a stride s, one per phase: the input positions of
 each residue mod s see a sub-kernel of every s-th tap, so no zeros are multiplied in), its weight gradient a
 convolution of the input with the output gradient, batch and channels swapped, stride and dilation swapped."""
