@@ -4,6 +4,7 @@ reuses the same compiled schedule."""
 from __future__ import annotations
 
 from pytc.device import Device
+from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.template import templated
 from pytc.tensor import Tensor
 
@@ -42,7 +43,13 @@ class Optimizer:
 
   def updates(self) -> list[tuple[Tensor, Tensor]]: raise NotImplementedError
 
-  def state_like(self, p: Tensor) -> Tensor: return Tensor.zeros(*p.shape, dtype=p.dtype, device=self.device).contiguous().realize()
+  def state_like(self, p: Tensor) -> Tensor:
+    """Zeros for p's optimizer state, in at least float32: a float16 model's moments and updates computed in float16 would
+    round (and overflow) where the parameters' own precision would not."""
+    return Tensor.zeros(*p.shape, dtype=state_dtype(p.dtype), device=self.device).contiguous().realize()
+
+
+def state_dtype(dtype: DType) -> DType: return least_upper_dtype(dtype, dtypes.float32)
 
 
 class OptimizerGroup(Optimizer):
@@ -75,7 +82,7 @@ class LARS(Optimizer):
   def updates(self) -> list[tuple[Tensor, Tensor]]:
     result = []
     for i, p in enumerate(self.params):
-      g, w, ratio = p.grad.detach(), p.detach(), 1.0
+      g, w, ratio = p.grad.detach().cast(state_dtype(p.dtype)), p.detach(), 1.0  # the update in at least float32
       if self.tcoef:
         w_norm, g_norm = w.square().sum().sqrt(), g.square().sum().sqrt()
         ratio = ((w_norm > 0) & (g_norm > 0)).where(self.tcoef * w_norm / (g_norm + self.weight_decay * w_norm), 1.0)
@@ -114,7 +121,7 @@ class LAMB(Optimizer):
     if weight_decay < 0: raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
     super().__init__(params, lr, device, fused)
     self.b1, self.b2, self.eps, self.weight_decay, self.adam = b1, b2, eps, weight_decay, adam
-    self.t = Tensor.zeros(1, device=self.device).contiguous().realize()
+    self.t = Tensor.zeros(1, dtype=state_dtype(dtypes.default_float), device=self.device).contiguous().realize()
     self.m, self.v = [self.state_like(p) for p in self.params], [self.state_like(p) for p in self.params]
 
   def updates(self) -> list[tuple[Tensor, Tensor]]:
@@ -140,13 +147,14 @@ def lamb_step(t: Tensor, *state: Tensor, lr: float | Tensor, b1: float, b2: floa
 def lamb_update(w: Tensor, g: Tensor, m: Tensor, v: Tensor, m_scale: Tensor, v_scale: Tensor, lr: float | Tensor, b1: float, b2: float,
                 eps: float, weight_decay: float, adam: bool) -> tuple[Tensor, Tensor, Tensor]:
   """One parameter's new moments and value (a graph template: every step rebuilds the same graph)."""
+  g = g.cast(m.dtype)  # the moments' dtype, at least float32 (state_like)
   new_m, new_v = m * b1 + g * (1 - b1), v * b2 + g * g * (1 - b2)
   step = (new_m / m_scale) / ((new_v / v_scale).sqrt() + eps)
   if weight_decay: step = step + weight_decay * w
   if not adam:
     weight_norm, step_norm = w.square().sum().sqrt(), step.square().sum().sqrt()
     step = step * ((weight_norm > 0) & (step_norm > 0)).where(weight_norm / step_norm, 1.0)
-  return new_m, new_v, w - step * lr
+  return new_m, new_v, w - (step * lr).cast(w.dtype)
 
 
 def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, device: str | None = None,

@@ -116,6 +116,49 @@ def test_optimizers_of_several_settings_stepped_in_turn_each_match_the_reference
   for w, _, _, expected in cases: np.testing.assert_allclose(w.numpy(), expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [dtypes.float16, dtypes.bfloat16])
+@pytest.mark.parametrize("kind", ["adam", "adamw", "lamb", "sgd_momentum"])
+def test_half_parameters_keep_float32_state(kind, dtype):
+  """A half-precision model's optimizer state is float32 and its update computed in float32, rounded once into the
+  parameter: against the float64 reference, rounded to the parameter's dtype, within one of its ulps."""
+  rng = np.random.default_rng(3)
+  w0, g = rng.standard_normal(6), rng.standard_normal(6) * 1e-3  # g * g underflows float16's normal range
+  w = Tensor(w0, dtype=dtype, requires_grad=True)
+  half = w.numpy().astype(np.float64)
+  grad = Tensor(g, dtype=dtype).numpy().astype(np.float64)  # the gradient as the parameter's dtype holds it
+  if kind == "sgd_momentum":
+    optimizer, state = SGD([w], lr=0.1, momentum=0.9), "velocity"
+    velocity, expected = np.zeros(6), half
+    for _ in range(3): velocity = 0.9 * velocity + grad; expected = expected - 0.1 * velocity
+  else:
+    settings = {"adam": dict(wd=0.0, adam=True), "adamw": dict(wd=0.01, adam=True), "lamb": dict(wd=0.01, adam=False)}[kind]
+    optimizer, state = LAMB([w], lr=0.01, b1=0.9, b2=0.999, eps=1e-8, weight_decay=settings["wd"], adam=settings["adam"]), "m"
+    expected = lamb_reference(half, grad, 3, 0.01, 0.9, 0.999, 1e-8, **settings)
+  for _ in range(3):
+    optimizer.zero_grad()
+    (w * Tensor(g, dtype=dtype)).sum().backward()
+    optimizer.step()
+  assert w.dtype == dtype and getattr(optimizer, state)[0].dtype == dtypes.float32
+  ulp = np.abs(Tensor(expected, dtype=dtype).numpy().astype(np.float64)) * (2.0 ** -10 if dtype == dtypes.float16 else 2.0 ** -7)
+  np.testing.assert_array_less(np.abs(w.numpy().astype(np.float64) - expected), 3 * ulp + 1e-7)
+
+
+def test_adam_with_a_huge_learning_rate_and_half_defaults():
+  """With half the default float, the step count and the update stay float32: lr 1e10 moves a float32 parameter by 1e10,
+  not by float16's rounding of it (or inf): within float32's cancellation in 1 - b2 ** t (5e-6 of 0.001), where float16
+  moments were 1.2 % off."""
+  default = dtypes.default_float
+  dtypes.default_float = dtypes.float16
+  try:
+    w = Tensor(np.array([0.5, -1.0], np.float32), requires_grad=True)
+    optimizer = Adam([w], lr=1e10)
+    (w * Tensor(np.array([0.2, -0.4], np.float32))).sum().backward()
+    optimizer.step()
+    assert optimizer.t.dtype == dtypes.float32
+    np.testing.assert_allclose(w.numpy(), [0.5 - 1e10 * 0.2 / (0.2 + 1e-8), -1.0 + 1e10 * 0.4 / (0.4 + 1e-8)], rtol=2e-5)
+  finally: dtypes.default_float = default
+
+
 def test_optimizer_errors():
   with pytest.raises(ValueError, match="no parameters"): SGD([Tensor([1.0], requires_grad=False)])
   x = Tensor([1.0], requires_grad=True)
