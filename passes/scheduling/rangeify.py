@@ -43,6 +43,7 @@ from pytc.passes.common.walk import users
 Condition = tuple[Lin, int, int]  # low <= lin <= high
 Emitting = Generator[tuple[ir.Value, tuple[Lin, ...], frozenset[Condition]], ir.Value, ir.Value]  # see Rangeifier.emit
 MOVEMENT = {op.OPERATION_NAME for op in (uop.ReshapeOp, uop.PermuteOp, uop.ExpandOp, uop.PadOp, uop.ShrinkOp, uop.FlipOp)}
+ONE_HOT_MOVES = (uop.ReshapeOp, uop.ExpandOp, uop.PermuteOp)  # what a one-hot mask passes through (see is_one_hot_mask)
 FORCED = {uop.ContiguousOp.OPERATION_NAME: Reason.CONTIGUOUS, uop.CopyOp.OPERATION_NAME: Reason.COPY}
 NOT_ELEMENTWISE = MOVEMENT | set(FORCED) | {op.OPERATION_NAME for op in (uop.SinkOp, uop.ReduceOp, uop.ConstOp)}
 # a padded convolution input is materialized with its zeros (see pads_in_memory) below this many input channels (an image
@@ -69,14 +70,15 @@ def realize_reasons(fn: func.FuncOp, sink: ir.OpView) -> dict[ir.Value, Reason]:
 
 
 def is_one_hot_mask(value: ir.Value) -> bool:
-  """Whether `value` compares values with positions (an iota, moved or cast), moved: a one-hot mask that an embedding's
-  forward and backward both read stays computed in each reader, where a sum over it becomes one read at the index
-  (see one_hot_pick), rather than materialized at its full broadcast size."""
-  def source(v: ir.Value) -> ir.Value:
-    while isinstance(v, ir.OpResult) and (v.owner.name in MOVEMENT or isa(v.owner, uop.CastOp)): v = v.owner.operands[0]
+  """Whether `value` is a comparison with an iota (through movement ops and casts), moved: the mask of a one-hot sum
+  (tensor indexing, gather, embeddings). Such a sum becomes one read at the index (one_hot_pick), so a mask an
+  embedding's forward and backward both read stays computed in each reader rather than materialized at its full
+  broadcast size, and pytc-split-reduce leaves its sums whole."""
+  def through(v: ir.Value, kinds: tuple[type[ir.OpView], ...]) -> ir.Value:
+    while defined_by(v, *kinds): v = v.owner.operands[0]
     return v
-  mask = source(value)
-  return defined_by(mask, uop.CmpeqOp) and any(defined_by(source(v), uop.IotaOp) for v in mask.owner.operands)
+  mask = through(value, ONE_HOT_MOVES)
+  return defined_by(mask, uop.CmpeqOp) and any(defined_by(through(v, (*ONE_HOT_MOVES, uop.CastOp)), uop.IotaOp) for v in mask.owner.operands)
 
 
 def epilogue_end(value: ir.Value) -> ir.Value:
@@ -139,8 +141,8 @@ class Rangeifier:
   def read(self, buffer: ir.Value, idx: tuple[Lin, ...], valid: frozenset[Condition]) -> ir.Value:
     """A read of `buffer` at `idx`, guarded by `valid` unless the indices are inside it anyway: the pads that made the
     conditions select 0 where they fail, so the guard only keeps a read inside its buffer."""
-    inside = all(0 <= low and high < n for (low, high), n in zip((i.bounds() for i in idx), shape_of(buffer)))
-    return read_at(buffer, [self.index.lin(i) for i in idx], self.guard(valid) if valid and not inside else None)
+    guarded = valid and not all(0 <= low and high < n for (low, high), n in zip((i.bounds() for i in idx), shape_of(buffer)))
+    return read_at(buffer, [self.index.lin(i) for i in idx], self.guard(valid) if guarded else None)
 
   def guard(self, valid: frozenset[Condition]) -> ir.Value:
     result = None

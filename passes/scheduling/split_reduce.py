@@ -26,10 +26,9 @@ from pytc.dialects import uop
 from pytc.passes import Count, Limit, functions_with, register
 from pytc.passes.common.attributes import SPLIT
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.scheduling.rangeify import array_attr, shape_of
+from pytc.passes.scheduling.rangeify import array_attr, is_one_hot_mask, shape_of
 
 LANES = 16
-MOVES = (uop.ReshapeOp, uop.ExpandOp, uop.PermuteOp)
 
 
 def split_factor(source: list[int], axes: list[int], outputs: int, max_partials: int) -> tuple[int, int] | None:
@@ -41,14 +40,11 @@ def split_factor(source: list[int], axes: list[int], outputs: int, max_partials:
 
 
 def is_one_hot_sum(op: uop.ReduceOp) -> bool:
-  """Whether `op` sums a where whose condition compares (through movement ops) with an iota (through movement ops and
-  casts): the shape of the one-hot sums pytc-rangeify turns into reads."""
-  def through(value: ir.Value, kinds: tuple[type[ir.OpView], ...]) -> ir.Value:
-    while defined_by(value, *kinds): value = value.owner.operands[0]
-    return value
-  select = through(op.src, (uop.CastOp,))
-  if not defined_by(select, uop.WhereOp) or not defined_by(condition := through(select.owner.operands[0], MOVES), uop.CmpeqOp): return False
-  return any(defined_by(through(v, (*MOVES, uop.CastOp)), uop.IotaOp) for v in condition.owner.operands)
+  """Whether `op` sums a where (through casts) selecting by a one-hot mask: the shape of the one-hot sums pytc-rangeify
+  turns into reads."""
+  select = op.src
+  while defined_by(select, uop.CastOp): select = select.owner.operands[0]
+  return defined_by(select, uop.WhereOp) and is_one_hot_mask(select.owner.operands[0])
 
 
 def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
