@@ -82,6 +82,15 @@ def test_empty_rows():
     assert gradient_of(method, np.zeros((0, 3)), np.zeros((0, 3)), **kwargs).shape == (0, 3)
 
 
+def test_zero_dim_rows():
+  """A 0-d tensor is one row of one element: softmax 1 and log_softmax 0 whatever x, so no gradient reaches it."""
+  for method, value in (("softmax", 1.0), ("log_softmax", 0.0)):
+    x = Tensor(2.5, requires_grad=True)
+    y = getattr(x, method)()
+    (y * 3).backward()
+    assert y.shape == () and y.item() == value and x.grad.item() == 0.0
+
+
 def test_layernorm_of_a_constant_row():
   """A constant row normalizes to 0; its gradient is rstd times g less its mean (eps keeps rstd finite)."""
   w = rng.standard_normal((2, 6))
