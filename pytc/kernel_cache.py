@@ -196,6 +196,11 @@ def load_record(name: str, key: str) -> str | None:
   with cache_folder() as folder: return None if folder is None else read_keyed(folder, name, RECORD_LINE, RECORD_BYTES).get(key)
 
 
+def has_records(name: str) -> bool:
+  """Whether the record file `name` of the cache folder holds a record at all (one to trust)."""
+  with cache_folder() as folder: return folder is not None and bool(read_keyed(folder, name, RECORD_LINE, RECORD_BYTES))
+
+
 def store_record(name: str, key: str, value: str) -> None:
   """Map `key` to `value` (no whitespace) in the record file `name`, under the lock; beyond PYTC_CACHE_ENTRIES the oldest go."""
   assert RECORD_LINE.fullmatch(f"{key} {value}"), f"not a record: {key} {value}"

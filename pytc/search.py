@@ -42,7 +42,7 @@ Choice = dict[str, int]
 def structure_key(kernel: ir.Operation, device: Compiled) -> str:
   """What a winner depends on: the kernel's IR under a fixed name, the target (with its CPU features), pytc's version."""
   name = ir.StringAttr(kernel.attributes["sym_name"]).value
-  text = str(kernel).replace(f"@{name}(", "@kernel(", 1)
+  text = kernel.get_asm(assume_verified=True).replace(f"@{name}(", "@kernel(", 1)
   return hashlib.sha256(f"pytc {pytc_version()}\n{device.target.cache_key()}\n{text}".encode()).hexdigest()
 
 
@@ -203,9 +203,11 @@ def search(kernels: ir.Module, name: str, device: Compiled, run_pipeline: Callab
 
 
 def tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable) -> None:
-  """Give each kernel of `kernels` (index level) its stored winner; with PYTC_SEARCH=1, search the kernels without one."""
+  """Give each kernel of `kernels` (index level) its stored winner; with PYTC_SEARCH=1, search the kernels without one. With
+  no winner stored and no search, the kernels' structure keys (their IR printed) are not computed."""
   from pytc.compiler import copy_module
   searching = getenv("PYTC_SEARCH", 0) >= 1
+  if not searching and not kernel_cache.has_records(RECORDS): return
   with kernels.context, ir.Location.unknown():
     for kernel in [op for op in kernels.body.operations if KERNEL.get(op) and not VECTOR.has(op)]:
       key = structure_key(kernel.operation, device)

@@ -4,11 +4,14 @@ reductions, the ranges it varies with, and what its ops cost.
 A kernel's values form a DAG rooted at its store; `computation(value)` lists the ops `value` is computed by
 (operands first), block arguments (buffers) excluded. A reduction's body is its `src`, looped over its `ranges`.
 """
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from mlir import ir
 from mlir.dialects import arith
 
 from pytc.dialects import uop
-from pytc.passes.common.uops import isa
+from pytc.passes.common.uops import defined_by, isa
 from pytc.passes.common.walk import dependencies
 
 TRANSCENDENTAL = frozenset(op.OPERATION_NAME for op in (uop.Exp2Op, uop.ExpOp, uop.Log2Op, uop.LogOp, uop.SinOp, uop.CosOp, uop.TanhOp,
@@ -54,10 +57,44 @@ def top_level_reductions(value: ir.Value) -> list[uop.RangeReduceOp]:
   return [op for op in computation(value, into_reductions=False) if isinstance(op, uop.RangeReduceOp)]
 
 
+_known_ranges: dict[ir.Value, frozenset[ir.Value]] | None = None
+
+
+@contextmanager
+def unchanging() -> Iterator[None]:
+  """While the IR does not change: what `varying_ranges` finds for a value is kept for the calls that follow (a pass
+  asking of many values in one kernel walks each op once, not once per question)."""
+  global _known_ranges
+  outer, _known_ranges = _known_ranges, {}
+  try: yield
+  finally: _known_ranges = outer
+
+
+def varying_ranges(value: ir.Value) -> frozenset[ir.Value]:
+  """The `uop.range` values that `value` is computed from (the ranges a reduction in it loops over included)."""
+  known = _known_ranges if _known_ranges is not None else {}
+  stack = [value]
+  while stack:
+    top = stack[-1]
+    if top in known:
+      stack.pop()
+      continue
+    if isinstance(top, ir.BlockArgument):
+      known[stack.pop()] = frozenset()
+      continue
+    operands = list(top.owner.operands)
+    if pending := [v for v in operands if v not in known]:
+      stack.extend(pending)
+      continue
+    found = frozenset({v for v in operands if defined_by(v, uop.RangeOp)}).union(*(known[v] for v in operands))
+    for result in top.owner.results: known[result] = found
+    stack.pop()
+  return known[value]
+
+
 def uses_any(value: ir.Value, ranges: set[ir.Value]) -> bool:
-  """Whether `value` varies with one of `ranges`."""
-  if value in ranges: return True
-  return any(v in ranges for op in computation(value) for v in op.operands)
+  """Whether `value` varies with one of `ranges` (uop.range values)."""
+  return value in ranges or not varying_ranges(value).isdisjoint(ranges)
 
 
 def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:

@@ -59,9 +59,10 @@ class Compiler:
 
   def generate(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> str:
     """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from.
-    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps)."""
+    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps, verifying after
+    every pass: the IR is printed without verifying it again)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
-    return str(kernels)
+    return kernels.operation.get_asm(assume_verified=True)
 
   def build(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> Binary:
     """The binary of kernels that went through `generate` (rewritten in place), without the disk cache."""

@@ -3,7 +3,9 @@
 The module's kernel functions (public, with a body) are dealt into shares of about equal size (their op counts, the
 largest first onto the lightest share); each share, with a copy of everything else the module holds, moves into a
 context of its own as bytecode, goes through the lowering pipeline (to the LLVM dialect) and becomes one object file
-through MLIR's ExecutionEngine (LLVM at -O3 for the host). The pass manager and the engine are called through MLIR's C
+through MLIR's ExecutionEngine (LLVM at -O3 for the host). LLVM unrolls no loop of a kernel of fewer than UNROLL_WORK steps
+(pytc.work): such a launch takes microseconds, while unrolling its small constant loops whole, then the superword vectorizer
+over the straight-line code, took two thirds of a ResNet-18 training step's compile time. The pass manager and the engine are called through MLIR's C
 API: a ctypes call runs without the GIL, so the shares lower and compile on as many cores. The calling thread takes one
 share, in place. PYTC_COMPILE_THREADS (default: the cores) caps the shares."""
 from __future__ import annotations
@@ -19,6 +21,7 @@ from mlir.passmanager import PassManager
 
 from pytc.dialects.uop import _capsule_pointer
 from pytc.helpers import getenv, package_file
+from pytc.passes.common.attributes import WORK
 from pytc.runtime.target import usable_cores
 
 
@@ -38,6 +41,7 @@ class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
   _fields_ = [("value", ctypes.c_int8)]
 
 
+UNROLL_WORK = 1 << 16
 RUNTIME_LIBRARY = package_file("pytc.runtime", "libpytc_cpu.so").encode()
 _capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
 _capi.mlirPassManagerRunOnOp.argtypes, _capi.mlirPassManagerRunOnOp.restype = [_Handle, _Handle], _LogicalResult
@@ -126,6 +130,20 @@ def _compile_bytecode(bytecode: bytes, pipeline: str, path: str, dump: str, erro
   with ir.Context(): _compile(ir.Module.parse(bytecode), pipeline, path, dump, errors)
 
 
+def _without_unrolling(module: ir.Module, names: set[str]) -> None:
+  """Mark every loop of the LLVM functions `names` not to be unrolled: each branch back to an earlier block (the lowering
+  of scf places a loop's header before its body) carries `llvm.loop.unroll.disable`."""
+  with module.context:
+    annotation = ir.Attribute.parse("#llvm.loop_annotation<unroll = <disable = true>>")
+    for function in module.body.operations:
+      if function.operation.name != "llvm.func" or ir.StringAttr(function.attributes["sym_name"]).value not in names: continue
+      blocks = list(function.operation.regions[0].blocks)
+      order = {block: n for n, block in enumerate(blocks)}
+      for n, block in enumerate(blocks):
+        branch = block.operations[len(block.operations) - 1].operation
+        if branch.name == "llvm.br" and order[branch.successors[0]] <= n: branch.attributes["loop_annotation"] = annotation
+
+
 def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: list[str]) -> None:
   """Lower `module` with `pipeline` and have LLVM write its object file at `path` (an error appended to `errors` instead)."""
   passes = PassManager.parse(pipeline, context=module.context)
@@ -133,11 +151,14 @@ def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: lis
   if dump:
     os.makedirs(dump, exist_ok=True)
     passes.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump)
-  names = ", ".join(ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations if _is_kernel(op.operation))
+  kernels = [op.operation for op in module.body.operations if _is_kernel(op.operation)]
+  names = ", ".join(ir.StringAttr(op.attributes["sym_name"]).value for op in kernels)
+  small = {ir.StringAttr(op.attributes["sym_name"]).value for op in kernels if WORK.has(op) and WORK.get(op) < UNROLL_WORK}
   operation = _Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
   if not _capi.mlirPassManagerRunOnOp(_Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr")), operation).value:
     errors.append(f"the lowering to LLVM failed on kernels {names} (PYTC_DUMP=dir keeps the IR after every pass)")
     return
+  _without_unrolling(module, small)
   runtime = _StringRef(RUNTIME_LIBRARY, len(RUNTIME_LIBRARY))  # the builtins LLVM may call (runtime/builtins.c), for the JIT to find
   module_handle = _Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr"))
   engine = _capi.mlirExecutionEngineCreate(module_handle, 3, 1, ctypes.byref(runtime), True, True)

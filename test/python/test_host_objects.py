@@ -171,3 +171,39 @@ def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(mon
   references = [np.exp(a), a.sum(0), a.max(1), a @ b, np.maximum(a * 2 + 1, 0), e / e.sum(1, keepdims=True), np.tanh(a @ b).sum()]
   for ours, reference in zip(outputs, references): np.testing.assert_allclose(ours.numpy(), reference, rtol=1e-5, atol=1e-5)
   assert compiled == [threads]  # one compile of at least 4 kernels, in as many shares as threads
+
+
+NESTED = """func.func @KERNEL(%p: memref<4x8xf32>) attributes {pytc.kernel, pytc.work = WORK : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      memref.store %one, %p[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}"""
+
+
+def test_loops_of_small_kernels_are_not_unrolled():
+  """Each back edge of a kernel of fewer than UNROLL_WORK steps carries llvm.loop.unroll.disable into LLVM IR; a bigger
+  kernel's loops are LLVM's to unroll; forward branches carry nothing."""
+  from mlir.dialects import llvm as llvm_dialect
+  from mlir.passmanager import PassManager
+
+  from pytc.compilers.host_objects import UNROLL_WORK, _without_unrolling
+  with context():
+    text = "\n".join(NESTED.replace("KERNEL", name).replace("WORK", str(work)) for name, work in (("small", UNROLL_WORK - 1), ("big", UNROLL_WORK)))
+    module = ir.Module.parse(f"module {{\n{text}\n}}")
+    PassManager.parse(LLVM_PIPELINE).run(module.operation)
+    _without_unrolling(module, {"small"})
+    annotated = {}
+    for function in module.body.operations:
+      branches = [block.operations[len(block.operations) - 1].operation for block in function.operation.regions[0].blocks]
+      annotated[function.attributes["sym_name"].value] = sum("loop_annotation" in b.attributes for b in branches if b.name == "llvm.br")
+    assert annotated == {"small": 2, "big": 0}
+    llvm_ir = str(llvm_dialect.translate_module_to_llvmir(module.operation))
+  assert llvm_ir.count("llvm.loop.unroll.disable") >= 1 and llvm_ir.count("!llvm.loop") == 2

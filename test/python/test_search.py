@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from pytc import Tensor, realize, search
+from pytc import Tensor, kernel_cache, realize, search
 from pytc.helpers import getenv
 from pytc.passes.common.attributes import TUNE
 
@@ -67,8 +67,25 @@ def test_without_pytc_search_nothing_is_searched(cache):
   assert not (cache / "tuned").exists()
 
 
+def test_no_structure_key_without_a_stored_winner_or_a_search(cache, monkeypatch):
+  monkeypatch.setattr(search, "structure_key", lambda kernel, device: pytest.fail("a structure key was computed"))
+  out, expected = matmul(40, 24, 56)
+  np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("content, expected", [(None, False), ("", False), ("not a record\n" + "zz" * 32 + " {}\n", False),
+                                               ("0" * 64 + ' {"rows":2}\n', True)])
+def test_has_records(cache, content, expected):
+  if content is not None:
+    os.makedirs(cache, exist_ok=True)
+    (cache / "tuned").write_text(content)
+  assert kernel_cache.has_records("tuned") is expected
+
+
 def test_a_stored_winner_is_used_without_pytc_search(cache, monkeypatch):
   chosen = []
+  os.makedirs(cache, exist_ok=True)
+  (cache / "tuned").write_text("0" * 64 + ' {"rows":2}\n')  # some winner is stored: keys are looked up
   monkeypatch.setattr(search, "stored_winner", lambda key: chosen.append(key) or {"rows": 2, "vectors": 1, "cores": 1})
   out, expected = matmul(64, 96, 128)
   np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-4)
@@ -101,6 +118,7 @@ def test_every_choice_computes_what_the_defaults_compute(cache, monkeypatch, cho
   defaults = {name: build().numpy() for name, build, _ in graphs()}
   realize._schedules.clear()
   monkeypatch.setattr(search, "stored_winner", lambda key: dict(choice))
+  monkeypatch.setattr(kernel_cache, "has_records", lambda name: True)
   for name, build, expected in graphs():
     ours = build().numpy()
     np.testing.assert_allclose(ours, defaults[name], rtol=2e-5, atol=2e-5, err_msg=f"{name} with {choice}")
@@ -116,6 +134,7 @@ def test_a_damaged_record_is_ignored(cache, monkeypatch, line):
   keys = []
   original = search.stored_winner
   monkeypatch.setattr(search, "stored_winner", lambda key: keys.append(key) or original(key))
+  monkeypatch.setattr(kernel_cache, "has_records", lambda name: True)
   matmul(32, 40, 48)[0].realize()
   os.makedirs(cache, exist_ok=True)
   (cache / "tuned").write_text(line.replace("KEY", keys[0]) + "\n")
@@ -129,6 +148,7 @@ def test_a_record_file_others_can_write_is_not_read(cache, monkeypatch):
   keys = []
   original = search.stored_winner
   monkeypatch.setattr(search, "stored_winner", lambda key: keys.append(key) or original(key))
+  monkeypatch.setattr(kernel_cache, "has_records", lambda name: True)
   matmul(32, 40, 48)[0].realize()
   (cache / "tuned").write_text(f'{keys[0]} {{"rows":2}}\n')
   assert original(keys[0]) == {"rows": 2}
