@@ -223,17 +223,20 @@ def along_range(loops: list[ir.Value], reductions: list[uop.RangeReduceOp], lane
   (a convolution's 7x7 outputs) or its reads vary with another output range too (a convolution's input windows vary with
   its rows: their panel would be packed again for each row) while this one's do not (its weights along the output
   channels: one panel serves every output of a block of channels). It is at least `lanes` wide, the reductions vary
-  with it, its float reads along it fit a panel, and of several, the most outputs share its panel."""
+  with it, its float reads along it fit a panel, and of several, the most outputs share its panel; a panel no other output
+  range varies comes first (a convolution's input gradient at 4x4 pixels: 512 channels of weights, not a batch of 8 whose
+  output-gradient reads vary with the pixels too)."""
   narrow = range_size(loops[-1]) < min(lanes, 8)
   if not narrow and not varies_elsewhere(loops, loops[-1], {n: varying_reads(n, loops[-1]) for n in reductions}): return None
-  best, reuse = None, 1
+  best: dict[bool, tuple[ir.Value | None, int]] = {True: (None, 1), False: (None, 1)}  # by whether no other output varies the panel
   for r in loops[:-1]:
     if range_size(r) < lanes or not any(uses_any(n.results[0], {r}) for n in reductions): continue
     reads = {n: varying_reads(n, r) for n in reductions}
     if not any(reads.values()) or not all(is_float(read.results[0].type) for rs in reads.values() for read in rs): continue
-    if any(panel_bytes(n, lanes) > PACK_BYTES for n, rs in reads.items() if rs) or (not narrow and varies_elsewhere(loops, r, reads)): continue
-    if (shared := prod(range_size(c) for c in row_candidates(loops, r, reads))) > reuse: best, reuse = r, shared
-  return best
+    if any(panel_bytes(n, lanes) > PACK_BYTES for n, rs in reads.items() if rs): continue
+    if (own := not varies_elsewhere(loops, r, reads)) or narrow:
+      if (shared := prod(range_size(c) for c in row_candidates(loops, r, reads))) > best[own][1]: best[own] = r, shared
+  return best[True][0] or best[False][0]
 
 
 def row_reducible(reduction: uop.RangeReduceOp, lanes: int) -> bool:

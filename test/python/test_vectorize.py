@@ -468,3 +468,51 @@ def test_split_columns_with_special_values_unsigned_several_outputs_and_threads(
   assert len(results) == 4
   with np.errstate(invalid="ignore"): want = x[:, :90] @ y[:90]
   for got in results.values(): np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_remembered_ranges_agree_with_each_value_s_computation():
+  """Within `unchanging`, uses_any answers from the ranges it remembered for earlier values; on every value of a
+  convolution's forward and backward kernels, for every range, that answer is the one its whole computation gives."""
+  from mlir import ir
+
+  from pytc.dialects import uop
+  from pytc.passes.common.analysis import computation, unchanging, uses_any
+  x = Tensor(rng.standard_normal((2, 3, 9, 9), dtype=np.float32), requires_grad=True)
+  w = Tensor(rng.standard_normal((4, 3, 3, 3), dtype=np.float32), requires_grad=True)
+  loss = x.conv2d(w, stride=2, padding=1).relu().sum()
+  loss.backward()
+  scheduled = schedule([x.grad.lazydata, w.grad.lazydata])[0]
+  checked = 0
+  for kernel in [op for op in scheduled.kernels.body.operations if "pytc.kernel" in op.attributes]:
+    ops = list(kernel.regions[0].blocks[0].operations)
+    ranges = [op.results[0] for op in ops if isinstance(op, uop.RangeOp)]
+    values = [r for op in ops for r in op.results if not isinstance(r.type, ir.NoneType)]
+    with unchanging():
+      for value in values:
+        for r in ranges:
+          assert uses_any(value, {r}) == (value == r or any(v == r for op in computation(value) for v in op.operands))
+          checked += 1
+  assert checked > 100
+
+
+@pytest.mark.parametrize("lanes, rows", [(8, 4), (16, 8)])
+def test_input_gradient_at_few_pixels_is_vector_code_along_the_channels(lanes, rows):
+  """A 3x3 convolution's input gradient at 4x4 pixels over a batch of 8, 256 channels: vector code along the input channels (their weight
+  panel serves every pixel and image), not along the batch (its output-gradient reads vary with the pixels: no panel),
+  whatever the vector width; and its values are NumPy's."""
+  from pytc.compiler import copy_module, run_pipeline
+  from pytc.passes.common.attributes import VECTOR
+  x0, w0 = rng.standard_normal((8, 256, 4, 4), dtype=np.float32), rng.standard_normal((256, 256, 3, 3), dtype=np.float32)
+  g0 = rng.standard_normal((8, 256, 4, 4), dtype=np.float32)
+  x, w = Tensor(x0, requires_grad=True), Tensor(w0)
+  (x.conv2d(w, padding=1) * Tensor(g0)).sum().backward()
+  kernels = copy_module(schedule([x.grad.lazydata])[0].kernels)
+  run_pipeline(kernels, f"builtin.module(pytc-split-ranges, pytc-merge-ranges, pytc-order-loops, pytc-vectorize{{lanes={lanes} rows={rows} "
+                        "vectors=2 group=64 cores=2})")
+  with kernels.context:
+    tiles = [VECTOR.get(op) for op in kernels.body.operations if "pytc.kernel" in op.attributes and "_3_3" in op.attributes["sym_name"].value]
+  assert tiles and all(tile and tile["lanes"] == lanes and "along" in tile for tile in tiles), tiles
+  padded = np.pad(g0, ((0, 0), (0, 0), (1, 1), (1, 1)))
+  windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+  expected = np.einsum("bohwij,ocij->bchw", windows, w0[:, :, ::-1, ::-1])
+  np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
