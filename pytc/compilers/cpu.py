@@ -31,7 +31,9 @@ class LinkError(RuntimeError):
 
 def kernel_pipeline(target: Target) -> str:
   """pytc's CPU code generation for `target`: a register block of rows x the target's tile vectors of accumulators must
-  fit the vector registers with room for the operands (32 registers: 8 rows, 16: 4); the blocks keep work for every
+  fit the vector registers beside a row of operand vectors and one broadcast, up to 8 rows (the kernel search's choice
+  where 32 registers allow more; 16 registers and 2 vectors: 6 rows, 10-25 % faster matmuls on AVX2 than 4 from 512 to
+  1000 rows, a ResNet-18 step's kernels at batch 8 10 % faster); the blocks keep work for every
   core, and up to 64 of them share one packed panel (the kernel search's choice on square and transposed matmuls from 1024: 1.03-1.5x). CSE
   last: a value every vector of a tile row reads (a convolution's gated input) is emitted once per tile, and the IR LLVM
   gets is a fifth smaller (first calls of GPT-2-small and ResNet-18 10-15 % faster). The L2 bounds how many of a matmul's
@@ -39,7 +41,7 @@ def kernel_pipeline(target: Target) -> str:
   only divided and used whole splits in two (pytc-split-ranges: a grouped convolution's channels) and ranges that every
   access reads as one dimension merge (pytc-merge-ranges), so divisions and small trailing dimensions do not keep a kernel
   from vectors."""
-  rows = 8 if target.vector_registers >= 32 else 4
+  rows = max(1, min(8, (target.vector_registers - target.tile_vectors - 1) // target.tile_vectors))
   return ("builtin.module(pytc-split-ranges, pytc-merge-ranges, pytc-order-loops, "
           f"pytc-vectorize{{lanes={target.vector_lanes} rows={rows} vectors={target.tile_vectors} group=64 "
           f"cores={target.cores} l2={target.l2_bytes or L2_UNKNOWN}}}, "

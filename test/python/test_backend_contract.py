@@ -172,7 +172,9 @@ def test_pipelines_are_built_from_the_target():
   wide = replace(host_cpu(), vector_lanes=16, vector_registers=32, tile_vectors=3, cores=4, l2_bytes=2 << 20)
   narrow = replace(host_cpu(), vector_lanes=8, vector_registers=16, tile_vectors=2, cores=1, l2_bytes=0)
   assert "pytc-vectorize{lanes=16 rows=8 vectors=3 group=64 cores=4 l2=2097152}" in CPUCompiler(wide).kernel_pipeline()
-  assert "pytc-vectorize{lanes=8 rows=4 vectors=2 group=64 cores=1 l2=1048576}" in CPUCompiler(narrow).kernel_pipeline()
+  assert "pytc-vectorize{lanes=8 rows=6 vectors=2 group=64 cores=1 l2=1048576}" in CPUCompiler(narrow).kernel_pipeline()
+  wide_amd = replace(wide, tile_vectors=2)  # 16 accumulators, 2 operands and a broadcast fit 32 registers: 8 rows, no more
+  assert "pytc-vectorize{lanes=16 rows=8 vectors=2 " in CPUCompiler(wide_amd).kernel_pipeline()
   assert CPUCompiler(wide).cache_key("ir") != CPUCompiler(replace(wide, cores=2)).cache_key("ir")
   other_host = replace(host_cpu(), features=("Another CPU", "sse2"))
   assert CPUCompiler(host_cpu()).cache_key("ir") != CPUCompiler(other_host).cache_key("ir")
