@@ -371,16 +371,10 @@ def vectorize(module: ir.Operation, lanes: Annotated[int, Within(1, 64, power_of
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if not KERNEL.get(fn): continue
     tune = TUNE.get(fn, {})
-    with unchanging(): tile = choose_kernel_tile(fn, tune, lanes, rows, vectors, group, cores, along_rows, l2)
+    with unchanging():  # the choice only reads the kernel: what uses_any learns about its values holds throughout
+      tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
+        "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
+        tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows), chunks=tune.get("chunks", 0), l2=l2)
+      if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
     if verbose: print(f"pytc-vectorize: {fn.sym_name.value}: {tile if tile else 'scalar loops'}", file=sys.stderr)
     if tile: VECTOR.set(fn, tile)
-
-
-def choose_kernel_tile(fn: ir.OpView, tune: dict[str, int], lanes: int, rows: int, vectors: int, group: int, cores: int, along_rows: int,
-                       l2: int) -> dict[str, int] | None:
-  """The kernel's tile as pytc-vectorize's options and the kernel's own pytc.tune choose it, or None (scalar loops)."""
-  tile = None if tune.get("vectorize") == 0 else choose_tile(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows), tune.get(
-      "vectors", vectors), tune.get("group", group), None if "pack" not in tune else bool(tune["pack"]), 1 if "group" in tune else cores,
-      tune.get("vectorize") == 1, along_rows=tune.get("rows", along_rows), chunks=tune.get("chunks", 0), l2=l2)
-  if tile is None and tune.get("vectorize") != 0: tile = choose_across(fn.operation, tune.get("lanes", lanes), tune.get("rows", rows))
-  return tile
