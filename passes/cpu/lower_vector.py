@@ -52,6 +52,7 @@ from pytc.passes.cpu.vectorize import (
   transposed_range,
   uniform_roots,
 )
+from pytc.passes.scheduling.rangeify import is_zero
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class VectorLowering(KernelLowering):
     self.row_cache: dict[ir.Value, ir.Value] = {}  # a value along j -> the row buffer a reduction left it in
     self.row_packed: dict[ir.Value, tuple[ir.Value, list[ir.Value], ir.Value]] = {}  # value -> (panel, reduce ranges, block in group)
     self.row = 0  # the current tile's row in its block along u
+    self.upcast: ir.Value | None = None  # the range `u` whose values the blocks' rows take
 
   def pack(self, value: ir.Value, reduction: uop.RangeReduceOp, j: ir.Value, j_start: ir.Value, width: int, entry: ir.Block) -> None:
     """Compute `value` over the reduction's ranges it uses and the `width` lanes of `j` from `j_start` into a contiguous
@@ -381,11 +383,27 @@ class VectorLowering(KernelLowering):
       if step > 1: results = self.unrolled(reduction, ranges[0], k, tiles, carried)
       else:
         self.scopes.append({ranges[0]: k})
-        results = self.accumulate(reduction, ranges[1:], tiles, carried) if len(ranges) > 1 else [
-          self.combine_tile(reduction, tile, acc) for tile, acc in zip(tiles, carried)]
+        results = self.accumulate(reduction, ranges[1:], tiles, carried) if len(ranges) > 1 else self.gated(
+          reduction, tiles, carried, lambda: [self.combine_tile(reduction, tile, acc) for tile, acc in zip(tiles, carried)])
         self.scopes.pop()
       scf.YieldOp(results)
     return list(loop.results)
+
+  def gated(self, reduction: uop.RangeReduceOp, tiles: list[Tile], accs: list[ir.Value], combining: Callable[[], list[ir.Value]]) -> list[ir.Value]:
+    """The tiles' accumulators after one reduce step (`combining` emits it); a sum of one-hot terms (see one_hot_mask) steps
+    only where the mask holds in some row of the block: the other steps read nothing."""
+    if (mask := one_hot_mask(reduction, self.aligned_j)) is None: return combining()
+    rows = list({tile.row: tile for tile in tiles}.values())
+    def emitted(value: ir.Value, tile: Tile) -> ir.Value:
+      self.scopes.append({r: v for r, v in tile.scope.items() if not isinstance(v, Strided)})
+      lowered = self.emit(value)
+      self.scopes.pop()
+      return lowered
+    if (sides := row_index(mask, self.upcast)) is not None:  # p == u at one of the block's rows u0 + row: 0 <= p - u0 < rows
+      offset = arith.subi(*(emitted(side, rows[0]) for side in sides))
+      hit = arith.cmpi(arith.CmpIPredicate.ult, offset, arith.constant(offset.type, len(rows)))
+    else: hit = combined([emitted(mask, tile) for tile in rows], arith.ori)
+    return only_if(hit, combining, accs)
 
   def unrolled(self, reduction: uop.RangeReduceOp, k: ir.Value, start: ir.Value, tiles: list[Tile], accs: list[ir.Value]) -> list[ir.Value]:
     """`lanes` steps of the innermost reduce range `k` from `start`: the reduction's roots (work that does not
@@ -397,14 +415,19 @@ class VectorLowering(KernelLowering):
       self.scopes.append({**{r: v for r, v in tile.scope.items() if not isinstance(v, Strided)}, k: Strided(start, 1)})
       lanes_of[tile.row] = [self.vector(self.emit(root)) for root in roots]
       self.scopes.pop()
-    results = list(accs)
-    for step in range(self.lanes):
-      at = arith.addi(start, index_constant(step))
-      for position, tile in enumerate(tiles):
-        self.scopes.append({k: at, **{root: vector.extract(lanes, [], [step]) for root, lanes in zip(roots, lanes_of[tile.row])}})
-        results[position] = self.combine_tile(reduction, tile, results[position])
-        self.scopes.pop()
-    return results
+    def steps() -> list[ir.Value]:
+      results = list(accs)
+      for step in range(self.lanes):
+        at = arith.addi(start, index_constant(step))
+        for position, tile in enumerate(tiles):
+          self.scopes.append({k: at, **{root: vector.extract(lanes, [], [step]) for root, lanes in zip(roots, lanes_of[tile.row])}})
+          results[position] = self.combine_tile(reduction, tile, results[position])
+          self.scopes.pop()
+      return results
+    if (mask := one_hot_mask(reduction, self.aligned_j)) is None or mask not in roots: return steps()
+    at = roots.index(mask)  # a one-hot sum (see gated): the steps only where the mask holds in some row at some step
+    return only_if(combined([vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, lanes[at]) for lanes in lanes_of.values()],
+                            arith.ori), steps, accs)
 
   def combine_tile(self, reduction: uop.RangeReduceOp, tile: Tile, acc: ir.Value) -> ir.Value:
     kind, element = reduce_kind(reduction), reduction.result.type
@@ -418,6 +441,36 @@ class VectorLowering(KernelLowering):
     else: result = combine(kind, element, acc, self.vector(self.emit(reduction.src)))
     self.scopes.pop()
     return result
+
+
+def only_if(condition: ir.Value, combining: Callable[[], list[ir.Value]], accs: list[ir.Value]) -> list[ir.Value]:
+  """The accumulators `combining` emits where `condition` holds, else `accs` unchanged."""
+  branch = scf.IfOp(condition, [acc.type for acc in accs], has_else=True)
+  with ir.InsertionPoint(branch.then_block): scf.YieldOp(combining())
+  with ir.InsertionPoint(branch.else_block): scf.YieldOp(accs)
+  return list(branch.results)
+
+
+def one_hot_mask(reduction: uop.RangeReduceOp, j: ir.Value | None) -> ir.Value | None:
+  """The mask `p == q` of a sum of where(p == q, x, 0) (through a cast) when the mask does not vary along `j`: a one-hot
+  sum that rangeify could not turn into one read, as the gradient of indexing or of an embedding (a table's row v sums the
+  output gradients at the positions whose index is v). Equal to at most one of a block's rows for each reduce step, so most
+  steps contribute nothing to the block; None for any other reduction."""
+  if reduce_kind(reduction) is not uop.ReduceKind.add: return None
+  select = reduction.src.owner.operands[0] if defined_by(reduction.src, uop.CastOp) else reduction.src
+  if not defined_by(select, uop.WhereOp) or not is_zero(select.owner.operands[2]): return None
+  mask = select.owner.operands[0]
+  return mask if defined_by(mask, uop.CmpeqOp) and (j is None or not uses_any(mask, {j})) else None
+
+
+def row_index(mask: ir.Value, u: ir.Value | None) -> tuple[ir.Value, ir.Value] | None:
+  """(p, u as an element) of an integer mask p == u (the range cast to p's type directly), p not varying with `u`; else None."""
+  if u is None: return None
+  a, b = mask.owner.operands
+  for p, position in ((a, b), (b, a)):
+    direct = isinstance(position, ir.OpResult) and position.owner.name == "arith.index_cast" and position.owner.operands[0] == u
+    if direct and isinstance(p.type, ir.IntegerType) and not uses_any(p, {u}): return p, position
+  return None
 
 
 def combined(values: list[ir.Value], op: Callable, fastmath: ir.Attribute | None = None) -> ir.Value:
@@ -621,7 +674,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   reductions = [] if stream else top_level_reductions(stored.value)
   if unroll: lowering.roots = {r: uniform_roots(r, j) for r in reductions}
   lowering.scopes.append({r: v for r, v in starts.items() if r is not j and r is not u})
-  lowering.aligned_j = j
+  lowering.aligned_j, lowering.upcast = j, u
   if stream:
     with before[None]:
       for reduction in hoisting_depth(stored, loops[:-1] + [j])[1]:

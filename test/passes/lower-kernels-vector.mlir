@@ -542,3 +542,58 @@ func.func @two_sums_one_weight(%out: memref<8x16xf32>, %a: memref<8x16xf32>, %c:
   %e = uop.end %w over(%i, %j) : memref<8x16xf32>
   return
 }
+
+// -----
+
+// A one-hot sum (an embedding's gradient: row v of the table sums the gradients at the positions whose index is v), 4
+// rows of v by 1 vector of d: a reduce step reads and accumulates only where its index falls in the block's rows,
+// v0 <= p < v0 + 4, one unsigned compare of p - v0; the other steps keep the accumulators.
+// CHECK-LABEL: func.func @embedding_gradient(
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[P:.*]] = memref.load %{{.*}}[%[[K]]] : memref<64xi32>
+// CHECK: %[[OFFSET:.*]] = arith.subi %[[P]], %{{.*}} : i32
+// CHECK: %[[HIT:.*]] = arith.cmpi ult, %[[OFFSET]], %{{.*}} : i32
+// CHECK: %[[STEP:.*]]:4 = scf.if %[[HIT]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<64x8xf32>, vector<8xf32>
+// CHECK-COUNT-4: arith.select
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>
+// CHECK: scf.yield %[[STEP]]#0, %[[STEP]]#1, %[[STEP]]#2, %[[STEP]]#3
+func.func @embedding_gradient(%out: memref<16x8xf32>, %idx: memref<64xi32>, %g: memref<64x8xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 4 : i64, unroll = 0 : i64, upcast = 0 : i64, vectors = 1 : i64}} {
+  %zero = uop.const 0.000000e+00 : f32
+  %k = uop.range reduce 64 id 2
+  %p = uop.index %idx[%k] : memref<64xi32>
+  %v = uop.range loop 16 id 0
+  %vi = arith.index_cast %v : index to i32
+  %hit = uop.cmpeq %p, %vi : i32
+  %d = uop.range loop 8 id 1
+  %x = uop.index %g[%k, %d] : memref<64x8xf32>
+  %s = uop.where %hit, %x, %zero : f32
+  %r = uop.range_reduce add %s over(%k) : f32
+  %w = uop.store %r, %out[%v, %d] : memref<16x8xf32>
+  %e = uop.end %w over(%v, %d) : memref<16x8xf32>
+  return
+}
+
+// -----
+
+// The same gate without rows along v: each reduce step accumulates only where its mask holds.
+// CHECK-LABEL: func.func @one_hot_column(
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: %[[HIT:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : i32
+// CHECK-NEXT: %{{.*}} = scf.if %[[HIT]] -> (vector<8xf32>)
+func.func @one_hot_column(%out: memref<1x8xf32>, %idx: memref<64xi32>, %g: memref<64x8xf32>) attributes {pytc.kernel, pytc.vector = {group = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %zero = uop.const 0.000000e+00 : f32
+  %three = uop.const 3 : i32
+  %k = uop.range reduce 64 id 2
+  %p = uop.index %idx[%k] : memref<64xi32>
+  %hit = uop.cmpeq %p, %three : i32
+  %d = uop.range loop 8 id 1
+  %x = uop.index %g[%k, %d] : memref<64x8xf32>
+  %s = uop.where %hit, %x, %zero : f32
+  %r = uop.range_reduce add %s over(%k) : f32
+  %c0 = arith.constant 0 : index
+  %w = uop.store %r, %out[%c0, %d] : memref<1x8xf32>
+  %e = uop.end %w over(%d) : memref<1x8xf32>
+  return
+}

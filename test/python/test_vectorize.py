@@ -516,3 +516,32 @@ def test_input_gradient_at_few_pixels_is_vector_code_along_the_channels(lanes, r
   windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
   expected = np.einsum("bohwij,ocij->bchw", windows, w0[:, :, ::-1, ::-1])
   np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("vocab, dim, positions, dtype", [(37, 13, (3, 5), np.int32), (8, 64, (40,), np.int64), (1, 9, (4,), np.int32),
+                                                          (200, 24, (2, 7), np.uint8), (50, 16, (0,), np.int32)])
+def test_embedding_gradient_skips_the_steps_whose_index_misses_the_block(vocab, dim, positions, dtype):
+  """An embedding table's gradient (a one-hot sum over the positions) is vector code that accumulates only the reduce steps whose
+  index lands in the block's rows, and equals NumPy's scatter-add: repeated indices add up, negative ones count from the end,
+  rows no index names stay 0."""
+  low = -vocab if np.issubdtype(dtype, np.signedinteger) else 0
+  idx0 = rng.integers(low, vocab, positions).astype(dtype)
+  if idx0.size > 2: idx0.reshape(-1)[1] = idx0.reshape(-1)[0]  # a tie
+  g0 = rng.standard_normal(positions + (dim,), dtype=np.float32)
+  table = Tensor(rng.standard_normal((vocab, dim), dtype=np.float32), requires_grad=True)
+  (table[Tensor(idx0)] * Tensor(g0)).sum().backward()
+  if idx0.size and vocab > 1: assert "scf.if" in kernel_ir(table.grad)
+  expected = np.zeros((vocab, dim), np.float32)
+  np.add.at(expected, idx0.reshape(-1).astype(np.int64) % vocab, g0.reshape(-1, dim))
+  close(table.grad.numpy(), expected)
+
+
+def test_gather_gradient_with_rows_of_candidates():
+  """gather's gradient along dim 0, which sums one-hot terms with the candidates in rows: NumPy's scatter-add."""
+  x0, idx0 = rng.standard_normal((30, 20), dtype=np.float32), rng.integers(0, 30, (45, 20)).astype(np.int32)
+  g0 = rng.standard_normal((45, 20), dtype=np.float32)
+  x = Tensor(x0, requires_grad=True)
+  (x.gather(0, Tensor(idx0)) * Tensor(g0)).sum().backward()
+  expected = np.zeros_like(x0)
+  np.add.at(expected, (idx0, np.broadcast_to(np.arange(20), idx0.shape)), g0)
+  close(x.grad.numpy(), expected)
