@@ -52,7 +52,7 @@ from pytc.passes.cpu.vectorize import (
   transposed_range,
   uniform_roots,
 )
-from pytc.passes.scheduling.rangeify import is_zero
+from pytc.passes.scheduling.rangeify import is_position, is_zero
 
 
 @dataclass(frozen=True)
@@ -468,7 +468,7 @@ def row_index(mask: ir.Value, u: ir.Value | None) -> tuple[ir.Value, ir.Value] |
   if u is None: return None
   a, b = mask.owner.operands
   for p, position in ((a, b), (b, a)):
-    direct = isinstance(position, ir.OpResult) and position.owner.name == "arith.index_cast" and position.owner.operands[0] == u
+    direct = is_position(position, u) and not defined_by(position, uop.CastOp)
     if direct and isinstance(p.type, ir.IntegerType) and not uses_any(p, {u}): return p, position
   return None
 
