@@ -72,6 +72,10 @@ class dtypes:
     if not x.is_float: raise ValueError(f"finfo needs a float dtype, got {x}")
     return FLOAT_LAYOUTS[x.name][:2]
   @staticmethod
+  def unsigned_of(itemsize: int) -> DType:
+    """The unsigned integer type of `itemsize` bytes."""
+    return next(t for t in dtypes.uints if t.itemsize == itemsize)
+  @staticmethod
   def from_py(x: object) -> DType:
     """The dtype a Python value (or nested list of them) makes: bool, default_int or default_float."""
     if isinstance(x, list | tuple): return max((dtypes.from_py(v) for v in x), key=lambda t: t.priority, default=dtypes.default_float)

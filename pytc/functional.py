@@ -249,7 +249,7 @@ class Functional:
     if not 0 <= p <= 1: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not type(self).training or p == 0: return self
     if p == 1: return self.zeros_like()
-    return (type(self).rand(*self.shape, device=self.device, contiguous=False) >= p).where(self, 0) * (1 / (1 - p))
+    return (type(self).rand(*self.shape, device=self.device, contiguous=False) >= p).where(self, 0) / (1 - p)
 
   def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                    is_causal: bool = False, enable_gqa: bool = False) -> Tensor:

@@ -121,7 +121,7 @@ class TinyJit(Replay):
 
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
-    self.calls, self.result, self.graph, self.steps, self.programs, self.variables = 0, None, None, [], [], []
+    self.calls, self.result, self.graph, self.steps, self.programs, self.variables, self.draws = 0, None, None, [], [], [], []
     self.replayed_nodes: list[LazyOp] | None = None  # the nodes of the last replay's input tensors (held: they stay alive)
     self._armed = None
 
@@ -152,20 +152,19 @@ class TinyJit(Replay):
     return result
 
   def capture(self, args: tuple, kwargs: dict, names: list[int | str], tensors: list[Tensor], buffers: list[Buffer], info: list[tuple]) -> Any:
-    recorded, keys, rng_start = [], [], Tensor._rng_calls
+    recorded, draws = [], []
     CAPTURES.launches.append(recorded)
-    CAPTURES.keys.append(keys)
+    CAPTURES.draws.append(draws)
     CAPTURES.jits.append(self)
     try: result = self.run(args, kwargs)
     finally:
       CAPTURES.launches.remove(recorded)
-      CAPTURES.keys.remove(keys)
+      CAPTURES.draws.remove(draws)
       CAPTURES.jits.remove(self)
     if not any(steps for steps, _ in recorded): raise JitError("the jitted function realized nothing: there is no kernel to replay")
     _check_returns(result)
     self.programs = [program for _, programs in recorded for program in programs]  # their code stays loaded while the capture replays
-    self.names, self.info, self.result, self.rng_calls = names, info, result, Tensor._rng_calls - rng_start
-    self.keys = [(buffer, call - rng_start) for buffer, call in keys]
+    self.names, self.info, self.result, self.draws = names, info, result, draws
     self.variables = [(name, [(leaf, list(leaf.buffers.values())) for leaf, _ in variable.terms]) for name, variable in _variables(args, kwargs)]
     returned = {id(r) for r in _tensors_in(result)}
     self.returned_inputs = {id(t): i for i, t in enumerate(tensors) if id(t) in returned}
@@ -192,9 +191,7 @@ class TinyJit(Replay):
   def replay(self, tensors: list[Tensor], buffers: list[Buffer] | None) -> Any:
     """Run the capture over `buffers`, the inputs' (None: the last replay's, the tensors' nodes being the same)."""
     if buffers is not None: self._rebind(tensors, buffers)
-    if self.rng_calls:
-      before = Tensor._take_rng_calls(self.rng_calls) - 1  # the calls the capture made, taken again for this replay
-      for buffer, offset in self.keys: buffer.copyin(np.array([Tensor._rng_key(before + offset)], np.uint32))
+    for buffer, device, count in self.draws: buffer.copyin(np.array(Tensor._draw_keys(device, count), np.uint32))
     self.graph.run()
     GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result
@@ -229,7 +226,7 @@ class TinyJit(Replay):
     """Let calls with the last replay's tensors replay in C when running the graph is all a replay does: one CPU buffer on
     the calling thread (graph.alone), no random keys to write, no input returned, no kernel timing (DEBUG>=2)."""
     graph, nodes = self.graph, self.replayed_nodes
-    plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.rng_calls or self.returned_inputs or DEBUG >= 2)
+    plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.draws or self.returned_inputs or DEBUG >= 2)
     self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:

@@ -2,6 +2,7 @@
 built on them (Tensor's class methods), plus randperm and multinomial."""
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 from typing import TYPE_CHECKING, ClassVar
@@ -10,66 +11,95 @@ import numpy as np
 
 from pytc.creation import argfix, creation_shape
 from pytc.device import Device
-from pytc.dtype import DType, dtypes, to_dtype
+from pytc.dtype import FLOAT_LAYOUTS, DType, dtypes, to_dtype
 from pytc.realize import CAPTURES
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
 
 
+UINT32, UINT64 = (1 << 32) - 1, (1 << 64) - 1
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+KEY_PARITY = 0x1BD11BDA
+
+
+def threefry2x32(key: tuple, words: tuple, wrap=lambda v: v) -> tuple:
+  """Threefry-2x32 (20 rounds, a key injection every 4) of the word pair `words` under `key`, both pairs of uint32 Tensors
+  or of Python ints (then `wrap` keeps each sum to 32 bits)."""
+  schedule = (key[1], wrap(key[0] ^ key[1] ^ KEY_PARITY), key[0])
+  a, b = wrap(words[0] + key[0]), wrap(words[1] + key[1])
+  for i in range(5):
+    for r in ROTATIONS[i % 2]:
+      a = wrap(a + b)
+      b = a ^ wrap((b << r) | (b >> (32 - r)))
+    a, b = wrap(a + schedule[i % 3]), wrap(b + schedule[(i + 1) % 3] + i + 1)
+  return a, b
+
+
+def _to_uint32(v: int) -> int: return v & UINT32
+
+
 class Random:
-  """The random methods of Tensor (mixed into it). `manual_seed` makes the tensors that follow reproducible. The state
-  lives on the class the methods are called on (Tensor), where TinyJit reads and advances it."""
+  """The random methods of Tensor (mixed into it), drawing tinygrad's stream: each device has a key (a hash of how many
+  devices drew before it, and the seed) and a 64-bit counter that every draw of n words advances by n. A draw's words are
+  Threefry-2x32 of (i, i + n/2) under the key that Threefry makes of the counter, low words first. The counters live on the
+  host, so a draw costs no kernel; TinyJit records each draw and writes its key again on every replay."""
   _seed: ClassVar[int] = 0
-  _rng_calls: ClassVar[int] = 0
+  _rng_keys: ClassVar[dict[str, tuple[int, int]]] = {}
+  _rng_counters: ClassVar[dict[str, int]] = {}
   _rng_lock: ClassVar[threading.Lock] = threading.Lock()
 
   @classmethod
   def manual_seed(cls, seed: int = 0) -> None:
-    with Random._rng_lock: cls._seed, cls._rng_calls = seed, 0
+    with Random._rng_lock: cls._seed, cls._rng_keys, cls._rng_counters = seed, {}, {}
 
   @classmethod
-  def _take_rng_calls(cls, count: int = 1) -> int:
-    """Advances the call counter by `count` at once, so threads drawing at the same time never share a call, and
-    returns the first call taken."""
+  def _draw_keys(cls, device: str, count: int) -> list[int]:
+    """The keys (two words per 2**32 - 1 words drawn) of the next draw of `count` words on `device`, whose counter it advances."""
     with Random._rng_lock:
-      cls._rng_calls += count
-      return cls._rng_calls - count + 1
-
-  @classmethod
-  def _rng_key(cls, call: int) -> int:
-    """The key of the `call`-th random call since the seed was set."""
-    return (cls._seed * 0x9E3779B9 + call * 0x632BE5AB) & 0xFFFFFFFF
+      if device not in cls._rng_keys:
+        ordinal = hashlib.sha256(len(cls._rng_keys).to_bytes(4, "big")).digest()
+        cls._rng_keys[device], cls._rng_counters[device] = (int.from_bytes(ordinal, "big") & UINT32, cls._seed & UINT32), 0
+      key, counter = cls._rng_keys[device], cls._rng_counters[device]
+      cls._rng_counters[device] = (counter + count) & UINT64
+    keys: list[int] = []
+    for offset in range(0, count, UINT32):
+      position = (counter + offset) & UINT64
+      keys += threefry2x32(key, (position & UINT32, position >> 32), _to_uint32)
+    return keys
 
   @classmethod
   def _random_bits(cls, count: int, device: str) -> Tensor:
-    """`count` uniform uint32s: murmur3's finalizer of each index mixed with a per-call key. The key is a buffer, so
-    every call of the same size shares one compiled schedule; a capturing TinyJit records it to rewrite on replay."""
-    call = cls._take_rng_calls()
-    key = cls(np.array([cls._rng_key(call)], np.uint32), device=device)
-    for keys in CAPTURES.keys: keys.append((key.lazydata.arg, call))
-    bits = cls.arange(count, dtype=dtypes.uint32, device=device) * 0x9E3779B1
-    bits = bits ^ key.expand(bits.shape)
-    for shift, factor in ((16, 0x85EBCA6B), (13, 0xC2B2AE35)): bits = (bits ^ (bits >> shift)) * factor
-    return bits ^ (bits >> 16)
+    """The next `count` uniform uint32 words of `device`'s stream. The draw's keys are a buffer, so every draw of the same
+    size shares one compiled schedule; a capturing TinyJit records it to write again on replay."""
+    keys = cls(np.array(cls._draw_keys(device, count), np.uint32), device=device)
+    for draws in CAPTURES.draws: draws.append((keys.lazydata.arg, device, count))
+    chunks = []
+    for chunk, offset in enumerate(range(0, count, UINT32)):
+      size = min(count - offset, UINT32)
+      half = (size + 1) // 2
+      low = cls.arange(half, dtype=dtypes.uint32, device=device)
+      key = (keys[2 * chunk:2 * chunk + 1].expand(half), keys[2 * chunk + 1:2 * chunk + 2].expand(half))
+      words = threefry2x32(key, (low, low + half))
+      chunks.append(words[0].cat(words[1])[:size])
+    return chunks[0].cat(*chunks[1:]) if chunks else cls.empty(0, dtype=dtypes.uint32, device=device)
 
   @classmethod
   def rand(cls, *shape, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True,
            requires_grad: bool | None = None) -> Tensor:
-    """Uniform in [0, 1) for a float `dtype`: k / 2**b for a random k below 2**b, where b is the dtype's significand
-    width (24 for float32, 11 for float16, 53 for float64), so every value is exact in the dtype and below 1.
+    """Uniform in [0, 1) for a float `dtype`: the dtype's significand filled with random bits under an exponent of 1, minus
+    1 (k / 2**m for the m significand bits: 23 for float32, 10 for float16, 52 for float64), so every value is exact.
     With contiguous, the values are stored once rather than recomputed where they are read."""
     dtype, shape = to_dtype(dtype or dtypes.default_float), creation_shape(argfix(*shape), "rand")
     if not dtype.is_float: raise ValueError(f"rand makes float tensors, not {dtype}")
     device, count = Device.canonicalize(device), math.prod(shape)
-    if dtype is dtypes.float64:
-      bits = cls._random_bits(2 * count, device)
-      high, low = (bits[:count] >> 6).cast(dtypes.float64), (bits[count:] >> 6).cast(dtypes.float64)
-      values = (high * 2.0 ** 26 + low) * 2.0 ** -52
-    else:
-      width = dtypes.finfo(dtype)[1] + 1
-      values = (cls._random_bits(count, device) >> (32 - width)).cast(dtypes.float32).mul(2.0 ** -width).cast(dtype)
-    out = values.reshape(shape).contiguous() if contiguous else values.reshape(shape)
+    _, significand, bias = FLOAT_LAYOUTS[dtype.name]
+    one = bias << significand  # the bits of 1.0
+    words = cls._random_bits(-(-count * dtype.itemsize // 4), device).bitcast(dtypes.unsigned_of(dtype.itemsize))
+    in_one_to_two = ((words >> (dtype.bitsize - significand)) | one).bitcast(dtype)[:count]
+    values = (in_one_to_two.float() - 1).cast(dtype) if dtype.is_fp8 else in_one_to_two - 1  # exact either way
+    values = values.reshape(shape)
+    out = values.contiguous() if contiguous else values
     out.requires_grad = requires_grad
     return out
 

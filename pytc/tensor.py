@@ -1,7 +1,9 @@
 """The lazy Tensor: tinygrad's API; operations record a graph that runs when realized."""
 from __future__ import annotations
 
+import functools
 import math
+import operator
 import pathlib
 import weakref
 from collections.abc import Sequence
@@ -231,9 +233,23 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if dtype.is_fp8: return float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype)
     return self._unary("cast", dtype)
   def bitcast(self, dtype: DType | str) -> Tensor:
-    dtype = to_dtype(dtype)
-    if dtype.itemsize != self.dtype.itemsize: raise ValueError(f"bitcast from {self.dtype} to {dtype} changes the item size")
-    return self if dtype == self.dtype else self._unary("bitcast", dtype)
+    """The same bytes read as `dtype`. When the item size changes, the last dimension is rescaled (float32 to int8 makes it
+    4x longer), as little-endian memory would be: a last dimension whose bytes do not divide into items raises RuntimeError."""
+    if (dtype := to_dtype(dtype)) == self.dtype: return self
+    if dtypes.bool in (self.dtype, dtype):  # a bool's byte is 0 or 1; a byte read as a bool is whether it is nonzero
+      return self.cast(dtypes.uint8).bitcast(dtype) if self.dtype is dtypes.bool else self.bitcast(dtypes.uint8).cast(dtypes.bool)
+    if dtype.itemsize == self.dtype.itemsize: return self._unary("bitcast", dtype)
+    if self.ndim == 0 or self.shape[-1] * self.dtype.itemsize % dtype.itemsize:
+      raise RuntimeError(f"bitcast from {self.dtype} to {dtype} needs a last dimension of whole {dtype} items, got shape {self.shape}")
+    source, target = dtypes.unsigned_of(self.dtype.itemsize), dtypes.unsigned_of(dtype.itemsize)
+    words = self.bitcast(source)
+    if self.dtype.itemsize > dtype.itemsize:  # each item splits into pieces, the low bytes first
+      pieces = [(words >> (8 * dtype.itemsize * i)).cast(target) for i in range(self.dtype.itemsize // dtype.itemsize)]
+      return pieces[0].stack(*pieces[1:], dim=-1).flatten(-2).bitcast(dtype)
+    ratio = dtype.itemsize // self.dtype.itemsize  # consecutive items join into one, the first the lowest bytes
+    groups = words.reshape(*self.shape[:-1], self.shape[-1] // ratio, ratio).cast(target)
+    joined = functools.reduce(operator.or_, (groups[..., i] << (8 * self.dtype.itemsize * i) for i in range(ratio)))
+    return joined.bitcast(dtype)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
   def double(self) -> Tensor: return self.cast(dtypes.float64)

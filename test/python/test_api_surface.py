@@ -8,6 +8,7 @@ import pytest
 
 from pytc import Tensor, dtypes, nn
 from pytc.dtype import DTYPES_DICT, least_upper_dtype, to_dtype
+from pytc.helpers import Context
 
 REFERENCES = ["numpy", "torch"]
 
@@ -50,6 +51,35 @@ def test_dtype_names_and_strings():
   assert (Tensor([0], dtype="int") | 0xFFFFFFFF).item() == -1
   assert Tensor([1.0, 2.0]).bitcast("uint32").dtype is dtypes.uint32
   assert dtypes.from_numpy(np.uint8) is dtypes.uint8 and dtypes.from_numpy(np.uint16) is dtypes.uint16
+
+
+BITCAST_DTYPES = [d for d in dtypes.all if d is not dtypes.bool]
+
+
+def raw_bytes(t: Tensor) -> bytes:
+  """The bytes of `t` (fp8 and bfloat16 through an unsigned type of their size)."""
+  return t.bitcast(dtypes.unsigned_of(t.dtype.itemsize)).numpy().tobytes()
+
+
+@pytest.mark.parametrize("source", BITCAST_DTYPES, ids=str)
+def test_bitcast_between_item_sizes_reads_the_same_little_endian_bytes(source):
+  rng = np.random.default_rng(source.itemsize)
+  for leading in ((2, 3), (1, 1), (0,), ()):
+    data = rng.integers(0, 256, size=(*leading, 8), dtype=np.uint8)
+    x = Tensor(data).bitcast(source) if source.itemsize == 1 else Tensor(data.view(f"<u{source.itemsize}")).bitcast(source)
+    for target in BITCAST_DTYPES:
+      y = x.bitcast(target)
+      assert y.dtype is target and y.shape == (*leading, 8 // target.itemsize), (source, target)
+      assert raw_bytes(y) == data.tobytes(), (source, target, leading)
+
+
+def test_bitcast_of_bools_and_misfit_shapes():
+  assert Tensor([True, False, True, True]).bitcast(dtypes.int32).tolist() == [0x01010001]
+  assert Tensor([[-1.0, 2.0]]).bitcast(dtypes.int16).tolist() == [[0, -16512, 0, 16384]]
+  with pytest.raises(RuntimeError, match="whole"): Tensor.empty(3, dtype=dtypes.int8).bitcast(dtypes.float16)
+  with pytest.raises(RuntimeError, match="whole"): Tensor.empty(2, 6, dtype=dtypes.int16).bitcast(dtypes.int64)
+  with pytest.raises(RuntimeError, match="whole"): Tensor(1.5).bitcast(dtypes.int8)
+  assert Tensor(1.5).bitcast(dtypes.int32).item() == 0x3FC00000
 
 
 def test_int_extremes_survive_maximum_and_minimum():
@@ -226,8 +256,8 @@ def test_rand_stays_below_one_and_randn_is_finite(dtype):
   Tensor.manual_seed(3)
   u = Tensor.rand(20000, dtype=dtype)
   assert u.dtype is dtype
-  values = u.numpy().astype(np.float64)
-  assert values.min() >= 0 and values.max() < 1 and abs(values.mean() - 0.5) < 0.05
+  values, steps = u.numpy().astype(np.float64), 2.0 ** dtypes.finfo(dtype)[1]  # k / steps for a uniform k below steps
+  assert values.min() >= 0 and values.max() < 1 and abs(values.mean() - (steps - 1) / steps / 2) < 0.02
   n = Tensor.randn(20000, dtype=dtype).numpy().astype(np.float64)
   assert np.isfinite(n).all() and abs(n.mean()) < 0.1 and abs(n.std() - 1) < 0.1
 
@@ -240,6 +270,86 @@ def test_rand_is_reproducible_and_fine_grained():
   assert not np.array_equal(a, b) and len(np.unique(Tensor.rand(4096, dtype="float64").numpy())) == 4096
   assert Tensor.rand(2, 3, requires_grad=True).requires_grad and Tensor.normal(2, requires_grad=True).requires_grad
   assert Tensor.scaled_uniform(2, 3, requires_grad=True).requires_grad
+
+
+def numpy_threefry(key: tuple[int, int], low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Threefry-2x32, 20 rounds (Salmon et al., 2011), on uint32 arrays."""
+  def rotate(v, r): return (v << np.uint32(r)) | (v >> np.uint32(32 - r))
+  k0, k1 = np.uint32(key[0]), np.uint32(key[1])
+  injected = (k1, k0 ^ k1 ^ np.uint32(0x1BD11BDA), k0)
+  with np.errstate(over="ignore"):
+    a, b = low + k0, high + k1
+    for i in range(5):
+      for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
+        a = a + b
+        b = a ^ rotate(b, r)
+      a, b = a + injected[i % 3], b + injected[(i + 1) % 3] + np.uint32(i + 1)
+  return a, b
+
+
+def numpy_stream(seed: int, counter: int, words: int) -> np.ndarray:
+  """The first device's words of tinygrad's random stream after `counter` words were drawn."""
+  import hashlib
+  key = (int.from_bytes(hashlib.sha256((0).to_bytes(4, "big")).digest(), "big") & 0xFFFFFFFF, seed)
+  draw_key = numpy_threefry(key, np.array([counter & 0xFFFFFFFF], np.uint32), np.array([counter >> 32], np.uint32))
+  half = (words + 1) // 2
+  low = np.arange(half, dtype=np.uint32)
+  a, b = numpy_threefry((int(draw_key[0][0]), int(draw_key[1][0])), low, low + np.uint32(half))
+  return np.concatenate([a, b])[:words]
+
+
+def test_threefry_matches_the_published_vectors():
+  from pytc.rand import threefry2x32
+  # Threefry-2x32 of the words (i, i + 10) under the key (0, 1337), as jax.extend.random.threefry_2x32 computes them
+  published = [2221762175, 1752107825, 653745012, 1967534793, 1395205442, 3840423848, 2159346757, 603508235, 3319473678, 3363866483,
+               3544324138, 1436466838, 2169858556, 2570072943, 2387150698, 3678370550, 2911697663, 403244401, 2560861638, 1692360114]
+  counts = Tensor.arange(10, dtype=dtypes.uint32)
+  key = (Tensor([0], dtype=dtypes.uint32).expand(10), Tensor([1337], dtype=dtypes.uint32).expand(10))
+  low, high = threefry2x32(key, (counts, counts + 10))
+  assert low.cat(high).tolist() == published
+  assert list(numpy_threefry((0, 1337), np.arange(10, dtype=np.uint32), np.arange(10, 20, dtype=np.uint32))[0]) == published[:10]
+
+
+def test_rand_draws_tinygrads_stream():
+  Tensor.manual_seed(1337)  # tinygrad's first draws under this seed (its documented reference values)
+  np.testing.assert_array_equal(Tensor.rand(20).numpy()[:4], np.array([0.45735931396484375, 0.6311527490615845, 0.15571284294128418,
+                                                                      0.8149417638778687], np.float32))
+  np.testing.assert_array_equal(Tensor.rand(20).numpy()[:2], np.array([0.09199333190917969, 0.9130761623382568], np.float32))
+  np.testing.assert_array_equal(Tensor.rand(10).numpy()[:2], np.array([0.3198714256286621, 0.7984923124313354], np.float32))
+  Tensor.manual_seed(0)
+  assert Tensor.randperm(10).tolist() == [8, 9, 4, 3, 6, 1, 7, 5, 2, 0]
+
+
+@pytest.mark.parametrize("dtype", [dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64, dtypes.fp8e4m3, dtypes.fp8e5m2fnuz])
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (3, 0), (5, 3)])
+def test_rand_of_every_float_dtype_is_the_streams_significand_bits(dtype, shape):
+  from pytc.dtype import FLOAT_LAYOUTS
+  _, significand, bias = FLOAT_LAYOUTS[dtype.name]
+  count, size = math.prod(shape), dtype.itemsize
+  Tensor.manual_seed(11)
+  Tensor.rand(5).realize()  # the draw below starts 5 words in
+  expected_bytes = numpy_stream(11, 5, -(-count * size // 4)).view(f"<u{size}")[:count]
+  expected = ((expected_bytes >> (8 * size - significand)).astype(np.float64)) / 2.0 ** significand  # k / 2**m, exact
+  got = Tensor.rand(*shape, dtype=dtype)
+  assert got.dtype is dtype and got.shape == shape and bias > 0
+  np.testing.assert_array_equal((got.float() if dtype.is_fp8 else got).numpy().astype(np.float64).reshape(-1), expected)
+
+
+def test_the_draw_counter_carries_into_its_high_word():
+  Tensor.manual_seed(5)
+  Tensor.rand(1).realize()
+  Tensor._rng_counters["CPU"] = 2 ** 32 - 3
+  got = Tensor.rand(6).numpy()
+  np.testing.assert_array_equal(got, (numpy_stream(5, 2 ** 32 - 3, 6) >> 9).astype(np.float64) / 2.0 ** 23)
+  assert Tensor._rng_counters["CPU"] == 2 ** 32 + 3
+
+
+def test_dropout_keeps_where_the_stream_is_at_least_p():
+  Tensor.manual_seed(9)
+  x = Tensor.ones(64)
+  with Context(TRAINING=1): dropped = x.dropout(0.25).numpy()
+  kept = (numpy_stream(9, 0, 64) >> 9).astype(np.float64) / 2.0 ** 23 >= 0.25
+  np.testing.assert_array_equal(dropped, np.where(kept, np.float32(1) / np.float32(0.75), 0).astype(np.float32))
 
 
 def test_randperm_is_a_permutation():
