@@ -3,11 +3,11 @@
     python -m pytc.conformance --tinygrad-src PATH test/backend/test_ops.py [-k EXPR] [--json FILE]
     python -m pytc.conformance --tinygrad-src PATH --models [--only gpt2 llama] [--reference-device PYTHON]
 
-The test files are copied out of the tinygrad checkout into a scratch folder beside a generated `tinygrad`
-package that only maps names onto pytc (`Tensor`, `dtypes`, `TinyJit`, `GlobalCounters`, `nn`, ...); the
-test files' own bookkeeping (environment flags, `Context`, device capability checks) gets inert stand-ins.
-Nothing of tinygrad's own code is imported. pytest runs the copies and every test is reported as passed,
-skipped, failed with an exception, or failed with a wrong value (an assertion on the values pytc computed).
+The test files, with the test modules they import and the repository's test support (`extra/gradcheck.py`), are
+copied out of the tinygrad checkout into a scratch folder beside a generated `tinygrad` package that only maps
+names onto pytc (pytc.conformance_shim). Nothing of tinygrad's library is imported. pytest runs the copies and
+every test is reported as passed, skipped (with the reason: the shim skips tests that inspect tinygrad's
+internals), failed with an exception, or failed with a wrong value (an assertion on the values pytc computed).
 """
 from __future__ import annotations
 
@@ -15,67 +15,14 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-SHIM: dict[str, str] = {
-  "tinygrad/__init__.py": """
-from pytc import Device, GlobalCounters, Tensor, TinyJit, Variable, dtypes, function, nn
-from tinygrad.helpers import Context
-from tinygrad.device import Device
-""",
-  "tinygrad/tensor.py": """
-from typing import cast
-from pytc import Tensor
-from tinygrad.dtype import _to_np_dtype
-""",
-  "tinygrad/uop/__init__.py": "",
-  "tinygrad/uop/ops.py": "from pytc.symbolic import Variable as UOp  # a bound Variable is what tinygrad's code checks for\n",
-  "tinygrad/llm/__init__.py": "",
-  "tinygrad/llm/gguf.py": "from pytc.nn.gguf import gguf_load  # noqa\n",
-  "tinygrad/dtype.py": """
-import numpy as np
-from pytc.dtype import DType, dtypes
-def _to_np_dtype(dtype): return np.dtype(dtype.numpy).type if dtype is not dtypes.bfloat16 else None
-""",
-  "tinygrad/device.py": """
-from pytc import dtypes
-from pytc.device import Device as _Device
-class _Renderer:
-  def supported_dtypes(self): return list(dtypes.all)
-class _Opened:
-  renderer = _Renderer()
-class _DeviceNames:
-  @property
-  def DEFAULT(self): return _Device.DEFAULT
-  def canonicalize(self, name): return _Device.canonicalize(name)
-  def __getitem__(self, name): return _Opened()
-Device = _DeviceNames()
-""",
-  "tinygrad/helpers.py": """
-import os
-from pytc.helpers import DEBUG, JIT, ContextVar, GlobalCounters, Timing, colored, fetch, get_child, getenv, tqdm, trange
-from pytc.helpers import Context as _Context
-class _Dev:
-  device, renderer, interface, arch = "CPU", "", "", ""
-DEV = _Dev()
-IMAGE, CI, OSX, WINDOWS = 0, bool(os.environ.get("CI")), False, False
-class Context(_Context):  # the modes pytc has (TRAINING) are set; tinygrad's compiler flags mean nothing here
-  def __init__(self, **flags): super().__init__(**{k: v for k, v in flags.items() if k in ContextVar._registry})
-""",
-  "tinygrad/renderer/__init__.py": "class Renderer: pass\n",
-  "tinygrad/renderer/nir.py": "class NIRRenderer: pass\n",
-  "tinygrad/renderer/ptx.py": "class PTXRenderer: pass\n",
-  "tinygrad/nn/__init__.py": "from pytc.nn import *  # noqa\nfrom pytc.nn import datasets, optim, state  # noqa\n",
-  "tinygrad/nn/datasets.py": "from pytc.nn.datasets import *  # noqa\n",
-  "tinygrad/nn/optim.py": "from pytc.nn.optim import *  # noqa\n",
-  "tinygrad/nn/state.py": "from pytc.nn.state import *  # noqa\n",
-  "tinygrad/engine/__init__.py": "",
-  "tinygrad/engine/jit.py": "from pytc.jit import *  # noqa\n",
-}
+from pytc.conformance_shim import DESELECTED, SHIM, SUPPORT_FILES
 
 PLUGIN = """
 import json, pytest
@@ -87,6 +34,7 @@ def _kind(report):
   if report.passed: return "passed"
   return "wrong value" if any(marker in text for marker in VALUE_ERRORS) else "error"
 def _last_line(report):
+  if report.skipped and isinstance(report.longrepr, tuple): return str(report.longrepr[2]).removeprefix("Skipped: ")[:300]
   lines = [line for line in str(report.longrepr).splitlines() if line and not line.startswith(" ")]
   return lines[-1].strip()[:300] if lines else ""
 @pytest.hookimpl
@@ -113,30 +61,42 @@ def write_shim(root: Path) -> None:
   (root / "pytest.ini").write_text("[pytest]\n")
 
 
+def test_modules(tinygrad_src: Path, test_files: list[str]) -> list[str]:
+  """`test_files` and the test modules they import (`from test.unit.test_jit import ...`), relative to the checkout."""
+  found, pending = [], list(test_files)
+  while pending:
+    name = pending.pop()
+    if name in found: continue
+    if not (tinygrad_src / name).is_file(): raise SystemExit(f"pytc.conformance: no test file {tinygrad_src / name}")
+    found.append(name)
+    imported = re.findall(r"^from (test(?:\.\w+)+) import", (tinygrad_src / name).read_text(), re.MULTILINE)
+    pending += [path for module in imported if (path := module.replace(".", "/") + ".py") not in SHIM]
+  return found
+
+
 def run(tinygrad_src: Path, test_files: list[str], keyword: str | None, timeout: int) -> dict[str, dict[str, str]]:
-  """Copy the test files next to the shim, run them under pytest and return {test id: {outcome, message}}."""
+  """Copy the test files (at their paths in the checkout) next to the shim, run them under pytest and return
+  {test id: {outcome, message}}. The tests DESELECTED names are left out."""
   with tempfile.TemporaryDirectory(prefix="pytc-conformance-") as scratch:
     root = Path(scratch)
     write_shim(root)
-    copies = []
-    for name in test_files:
-      source = tinygrad_src / name
-      if not source.is_file(): raise SystemExit(f"pytc.conformance: no test file {source}")
-      copies.append(root / source.name)
-      shutil.copyfile(source, copies[-1])
+    for name in [*test_modules(tinygrad_src, test_files), *(f for f in SUPPORT_FILES if (tinygrad_src / f).is_file())]:
+      (root / name).parent.mkdir(parents=True, exist_ok=True)
+      shutil.copyfile(tinygrad_src / name, root / name)
     results_path = root / "results.json"
+    selection = f"not ({' or '.join(DESELECTED)})" + (f" and ({keyword})" if keyword else "")
     command = [sys.executable, "-m", "pytest", "-q", "--tb=native", "-p", "conformance_plugin", "-p", "no:cacheprovider", "--noconftest",
                "--import-mode=importlib", "--rootdir", str(root), "-c", str(root / "pytest.ini"), f"--timeout={timeout}" if _has_timeout() else "",
-               "--conformance-json", str(results_path), *(["-k", keyword] if keyword else []), *map(str, copies)]
+               "--conformance-json", str(results_path), "-k", selection, *test_files]
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
     output = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
     with subprocess.Popen([part for part in command if part], cwd=root, env=environment, **output) as pytest:
       for line in pytest.stdout: sys.stderr.write(line)
     if not results_path.exists(): raise SystemExit("pytc.conformance: the test run ended before reporting (did the interpreter crash?)")
     results = json.loads(results_path.read_text())
-    for copy in copies:
-      if not any(test_id.startswith(copy.name) for test_id in results):
-        results[f"{copy.name}::<collection>"] = {"outcome": "error", "message": "no tests collected"}
+    for name in test_files:
+      if not any(test_id.startswith(name) for test_id in results):
+        results[f"{name}::<collection>"] = {"outcome": "error", "message": "no tests collected"}
     return results
 
 
@@ -148,8 +108,13 @@ def summarize(results: dict[str, dict[str, str]]) -> str:
   def name(test_id: str) -> str: return test_id if test_id.endswith("<collection>") else test_id.split("::", 1)[-1]
   failed = [f"  {outcome:<11} {name(test_id)}: {r['message']}" for outcome in ("wrong value", "error")
             for test_id, r in sorted(results.items()) if r["outcome"] == outcome]
+  reasons: dict[str, int] = {}
+  for r in results.values():
+    if r["outcome"] == "skipped": reasons[r["message"]] = reasons.get(r["message"], 0) + 1
+  skipped = [f"  skipped {n:>4}x {reason}" for reason, n in sorted(reasons.items(), key=lambda item: -item[1])]
   summary = ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
-  return "\n".join([*failed, f"{len(results)} tests: {summary}"])
+  deselected = [f"  deselected  {name}: {reason}" for name, reason in DESELECTED.items()]
+  return "\n".join([*skipped, *deselected, *failed, f"{len(results)} tests: {summary}"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -197,3 +199,52 @@ def wrapped(value: int, dtype: DType) -> int:
   """An int brought into an integer dtype's range modulo 2^bits (two's complement), as a C cast from a wider int does."""
   value = int(value) & ((1 << dtype.bitsize) - 1)
   return value - (1 << dtype.bitsize) if not dtype.is_unsigned and value >> (dtype.bitsize - 1) else value
+
+
+# the largest finite pattern of each fp8 type (the one below e4m3's NaN, e5m2's infinity)
+LARGEST_NORMAL = {"fp8e4m3": 0x7E, "fp8e5m2": 0x7B, "fp8e4m3fnuz": 0x7F, "fp8e5m2fnuz": 0x7F}
+
+
+def float_to_fp8(x: float, dtype: DType) -> int:
+  """The pattern of the fp8 `dtype` nearest to `x` (ties to even), finite values past the largest normal saturating to it.
+  NaN, and an infinity in the types without one, is the type's NaN; the fnuz types have no negative zero."""
+  if not dtype.is_fp8: raise TypeError(f"float_to_fp8 needs an fp8 dtype, got {dtype}")
+  exponent_bits, mantissa_bits, bias = FLOAT_LAYOUTS[dtype.name]
+  fnuz, sign = dtype in dtypes.fp8_fnuz, 0x80 if math.copysign(1.0, x) < 0 else 0
+  if math.isnan(x) or (math.isinf(x) and dtype is not dtypes.fp8e5m2): return 0x80 if fnuz else 0x7F | sign
+  if math.isinf(x): return 0x7C | sign
+  magnitude = abs(x)
+  if magnitude < 2.0 ** (1 - bias): pattern = round(magnitude * 2.0 ** (bias - 1 + mantissa_bits))  # subnormal steps; exact scaling
+  else:
+    exponent = min(math.frexp(magnitude)[1] - 1, (1 << exponent_bits) + 1 - bias)  # past the top, the pattern saturates anyway
+    mantissa = round(magnitude * 2.0 ** (mantissa_bits - exponent)) - (1 << mantissa_bits)  # a carry reaches the exponent field
+    pattern = ((exponent + bias) << mantissa_bits) + mantissa
+  pattern = min(pattern, LARGEST_NORMAL[dtype.name])
+  return pattern | sign if pattern or not fnuz else 0
+
+
+def fp8_to_float(pattern: int, dtype: DType) -> float:
+  """The value of the fp8 `dtype`'s bit pattern (an int 0..255)."""
+  if not dtype.is_fp8: raise TypeError(f"fp8_to_float needs an fp8 dtype, got {dtype}")
+  exponent_bits, mantissa_bits, bias = FLOAT_LAYOUTS[dtype.name]
+  pattern = int(pattern) & 0xFF
+  sign, exponent, mantissa = -1.0 if pattern & 0x80 else 1.0, (pattern & 0x7F) >> mantissa_bits, pattern & ((1 << mantissa_bits) - 1)
+  if dtype in dtypes.fp8_fnuz and pattern == 0x80: return math.nan
+  if dtype is dtypes.fp8e4m3 and pattern & 0x7F == 0x7F: return math.nan
+  if dtype is dtypes.fp8e5m2 and exponent == (1 << exponent_bits) - 1: return math.nan if mantissa else sign * math.inf
+  if exponent == 0: return sign * mantissa * 2.0 ** (1 - bias - mantissa_bits)
+  return sign * (1 + mantissa * 2.0 ** -mantissa_bits) * 2.0 ** (exponent - bias)
+
+
+def _rounded_float(x: float, dtype: DType) -> float:
+  """`x` rounded to float16, bfloat16 or float32 (overflowing to infinity), as a Python float."""
+  with np.errstate(over="ignore"):
+    return float(to_numpy(from_numpy(np.array([x], np.float64), dtype).tobytes(), dtype, (1,))[0])
+
+
+# `truncate[dtype](x)`: the Python value `x` as `dtype` holds it (ints wrap, floats round)
+truncate: dict[DType, Callable] = {
+  dtypes.bool: bool, dtypes.float64: float,
+  **{t: functools.partial(_rounded_float, dtype=t) for t in (dtypes.float16, dtypes.bfloat16, dtypes.float32)},
+  **{t: (lambda x, t=t: fp8_to_float(float_to_fp8(x, t), t)) for t in dtypes.fp8s},
+  **{t: functools.partial(wrapped, dtype=t) for t in dtypes.ints}}

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytc.dtype import FLOAT_LAYOUTS, DType, dtypes
+from pytc.dtype import FLOAT_LAYOUTS, LARGEST_NORMAL, DType, dtypes
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
-
-LARGEST_NORMAL = {"fp8e4m3": 0x7E, "fp8e5m2": 0x7B, "fp8e4m3fnuz": 0x7F, "fp8e5m2fnuz": 0x7F}
-
 
 def fp8_storage_only(what: str, dtype: DType) -> str:
   return f"{what} on {dtype}: fp8 tensors only store, move and cast; cast to a float type (.float()) to compute"

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 
 from pytc.dtype import DType
-from pytc.graph import LazyOp, arg_key
+from pytc.graph import VIEW_OPS, LazyOp, arg_key
 from pytc.helpers import LRUCache, getenv
 from pytc.symbolic import Variable
 
@@ -32,19 +32,28 @@ TENSOR = object()  # where a signature has a Tensor argument (None is an argumen
 
 def record(outputs: list[LazyOp], inputs: list[LazyOp]) -> Recording | None:
   """The steps that compute `outputs` from `inputs` (sources are positions: the inputs, then earlier steps) and the
-  outputs' positions; None when the graph reads data other than the inputs (a buffer made inside is not rebuilt)."""
+  outputs' positions; None when the graph reads data other than the inputs (a buffer made inside is not rebuilt) or
+  reads an input's own views (other inputs need not have them). A reshape of an input's source is a reshape of the
+  input: Tensor.reshape makes one reshape of two, reading under an input that is a reshape."""
   position = {id(node): i for i, node in enumerate(inputs)}
+  under: dict[int, int] = {}  # the views under each input, by id: to the input
+  for i, node in enumerate(inputs):
+    while node.op in VIEW_OPS and id(node := node.srcs[0]) not in position: under.setdefault(id(node), i)
   steps: list[Step] = []
   stack = [(output, False) for output in reversed(outputs)]
   while stack:
     node, expanded = stack.pop()
     if id(node) in position: continue
+    if id(node) in under: return None
+    srcs = node.srcs
+    if node.op == "reshape" and (i := under.get(id(srcs[0]))) is not None and inputs[i].op == "reshape" and inputs[i].srcs[0] is srcs[0]:
+      srcs = (inputs[i],)
     if not expanded:
       stack.append((node, True))
-      stack.extend((src, False) for src in reversed(node.srcs))
+      stack.extend((src, False) for src in reversed(srcs))
       continue
     if node.op == "buffer": return None
-    steps.append((node.op, node.dtype, node.shape, node.device, tuple(position[id(src)] for src in node.srcs), node.arg))
+    steps.append((node.op, node.dtype, node.shape, node.device, tuple(position[id(src)] for src in srcs), node.arg))
     position[id(node)] = len(inputs) + len(steps) - 1
   return Recording(tuple(steps), tuple(position[id(output)] for output in outputs))
 

@@ -100,6 +100,26 @@ def test_a_reshape_of_a_reshape_is_one_node():
   np.testing.assert_array_equal(w.grad.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4))
 
 
+@pytest.mark.parametrize("shape", [(1, 4), (2, 4), (3, 5), (4, 4), (1, 1)])
+def test_a_replay_over_an_input_that_is_a_reshape_reads_that_input(shape):
+  """x.reshape(...) of an input x that is itself a reshape reads x's source; a recording that kept the reshape of that source
+  rebuilt, over the next inputs, the first call's input (A @ (A @ G) was computed as (AG)(AG)^T @ AG)."""
+  g = rng.standard_normal(shape).astype(np.float32)
+  a = g @ g.T
+  t = Tensor(g)
+  gram = t @ t.T
+  np.testing.assert_allclose((gram @ (gram @ t)).numpy(), a @ (a @ g), rtol=1e-5, atol=1e-5)
+  np.testing.assert_allclose((gram @ ((gram @ t) * 2)).numpy(), a @ (a @ g * 2), rtol=1e-5, atol=1e-5)
+  for steps in range(4):
+    expected = g / (np.sqrt((g * g).sum()) + 1e-7)
+    if shape[0] > shape[1]: expected = expected.T
+    for _ in range(steps):
+      square = expected @ expected.T
+      expected = 3.4445 * expected - 4.775 * square @ expected + 2.0315 * square @ square @ expected
+    np.testing.assert_allclose(Tensor(g).newton_schulz(steps, (3.4445, -4.775, 2.0315)).numpy(),
+                               expected.T if shape[0] > shape[1] else expected, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8, np.int8])
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (3, 0), (1, 1), (5,)])
 def test_replayed_relu_over_edge_shapes_and_values(dtype, shape):
