@@ -244,6 +244,7 @@ def pytc_trainer(weights: dict[str, np.ndarray], jit: bool) -> tuple[Callable, l
   for i, layer in enumerate(layers): layer.weight, layer.bias = Tensor(weights[f"l{i}.weight"]), Tensor(weights[f"l{i}.bias"])
   optimizer = Adam(get_parameters(layers), lr=1e-3)
   def step(x: Tensor, y: Tensor) -> Tensor:
+    Tensor.training = True  # optimizers step only in training mode
     loss = layers[1](layers[0](x).relu()).sparse_categorical_crossentropy(y)
     optimizer.zero_grad()
     loss.backward()

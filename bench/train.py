@@ -235,6 +235,7 @@ def pytc_mlp(weights: dict[str, np.ndarray], jit: bool) -> Callable:
   p = {name: Tensor(a, requires_grad=True) for name, a in weights.items()}
   optimizer = Adam(list(p.values()), lr=1e-3)
   def step(x: Tensor, y: Tensor) -> Tensor:
+    Tensor.training = True  # optimizers step only in training mode
     loss = x.linear(p["l0.weight"].T, p["l0.bias"]).relu().linear(p["l1.weight"].T, p["l1.bias"]).sparse_categorical_crossentropy(y)
     optimizer.zero_grad()
     loss.backward()

@@ -3,7 +3,7 @@ prototypes, each sample shifted by up to 2 pixels and noised. Prints loss and ke
 how many schedules each step had to build (0 from the second step on: the graphs are cached)."""
 import numpy as np
 
-from pytc import GlobalCounters, Tensor, nn
+from pytc import Context, GlobalCounters, Tensor, nn
 from pytc.nn.optim import Adam
 from pytc.nn.state import get_parameters
 
@@ -52,14 +52,15 @@ def main(steps: int = 120, batch: int = 128) -> float:
   model = MLP()
   optimizer = Adam(get_parameters(model), lr=2e-3)
   rng = np.random.default_rng(1)
-  for step in range(steps):
-    pick = rng.integers(0, len(images), batch)
-    GlobalCounters.reset()
-    loss = model(Tensor(images[pick])).sparse_categorical_crossentropy(Tensor(labels[pick]))
-    optimizer.zero_grad()
-    loss.backward()
-    loss.realize(*optimizer.schedule_step())  # with the update: realized after it, the loss would read the new weights
-    print(f"step {step:4d}  loss {loss.item():.4f}  kernels {GlobalCounters.kernel_count:3d}  new schedules {GlobalCounters.schedules_built}")
+  with Context(TRAINING=1):  # optimizers step only in training mode
+    for step in range(steps):
+      pick = rng.integers(0, len(images), batch)
+      GlobalCounters.reset()
+      loss = model(Tensor(images[pick])).sparse_categorical_crossentropy(Tensor(labels[pick]))
+      optimizer.zero_grad()
+      loss.backward()
+      loss.realize(*optimizer.schedule_step())  # with the update: realized after it, the loss would read the new weights
+      print(f"step {step:4d}  loss {loss.item():.4f}  kernels {GlobalCounters.kernel_count:3d}  new schedules {GlobalCounters.schedules_built}")
   predictions = model(Tensor(images)).argmax(axis=1).numpy()
   accuracy = float((predictions == labels).mean())
   print(f"training accuracy {accuracy * 100:.2f}%")

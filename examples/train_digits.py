@@ -10,7 +10,7 @@ import time
 import numpy as np
 from sklearn.datasets import load_digits
 
-from pytc import Tensor, TinyJit, nn
+from pytc import Context, Tensor, TinyJit, nn
 from pytc.nn.optim import Adam
 from pytc.nn.state import get_parameters
 
@@ -47,10 +47,11 @@ def train(steps: int = 300, batch: int = 64, lr: float = 1e-3, jit: bool = True,
   run = TinyJit(step) if jit else step
   picks = np.random.default_rng(seed + 1).integers(0, len(x_train), (steps, batch))
   losses, started = [], 0.0
-  for i, pick in enumerate(picks):
-    if i == min(3, steps - 1): started = time.perf_counter()
-    losses.append(run(Tensor(x_train[pick]), Tensor(y_train[pick])).item())
-    if log_every and (i % log_every == 0 or i == steps - 1): print(f"step {i:4d}  loss {losses[-1]:.4f}")
+  with Context(TRAINING=1):  # optimizers step only in training mode
+    for i, pick in enumerate(picks):
+      if i == min(3, steps - 1): started = time.perf_counter()
+      losses.append(run(Tensor(x_train[pick]), Tensor(y_train[pick])).item())
+      if log_every and (i % log_every == 0 or i == steps - 1): print(f"step {i:4d}  loss {losses[-1]:.4f}")
   ms_per_step = (time.perf_counter() - started) * 1e3 / max(1, steps - min(3, steps - 1))
   accuracy = float((model(Tensor(x_test)).argmax(axis=1).numpy() == y_test).mean())
   return {"losses": losses, "accuracy": accuracy, "ms_per_step": ms_per_step}

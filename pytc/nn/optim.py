@@ -35,6 +35,8 @@ class Optimizer:
   def schedule_step(self) -> list[Tensor]:
     """Assign one update to the parameters and the optimizer state without realizing it; returns those tensors, to realize
     together with others (say, the loss) in one schedule. Each keeps its buffer, so a TinyJit replay updates them."""
+    if not Tensor.training:
+      raise RuntimeError("optimizers step only in training mode: wrap the step in Context(TRAINING=1) or set Tensor.training = True")
     missing = [p.shape for p in self.params if p.grad is None]
     if missing: raise RuntimeError(f"step() before backward(): parameters of shapes {missing} have no gradient")
     updates = self.updates()
@@ -115,30 +117,33 @@ def Muon(params: list[Tensor], lr: float = 0.001, momentum: float = 0.95, weight
 
 
 class LAMB(Optimizer):
-  """Adam's moments; `adam=True` gives Adam/AdamW (no trust ratio), `weight_decay` is decoupled as in AdamW."""
+  """Adam's moments; `adam=True` gives Adam/AdamW (no trust ratio), `weight_decay` is decoupled as in AdamW. `b1_t` and
+  `b2_t` hold b1 and b2 to the power of the steps taken (multiplied in float32 each step, as tinygrad does); `m` and `v`
+  the moments. Each may be moved to another device (`to_`): a step reads them there."""
   def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6,
                weight_decay: float = 0.0, adam: bool = False, device: str | None = None, fused: bool = False):
     if weight_decay < 0: raise ValueError(f"weight_decay must be >= 0, got {weight_decay}")
     super().__init__(params, lr, device, fused)
     self.b1, self.b2, self.eps, self.weight_decay, self.adam = b1, b2, eps, weight_decay, adam
-    self.t = Tensor.zeros(1, dtype=state_dtype(dtypes.default_float), device=self.device).contiguous().realize()
+    self.b1_t, self.b2_t = (Tensor.ones(1, dtype=dtypes.float32, device=self.device).contiguous().realize().is_param_(False) for _ in "12")
     self.m, self.v = [self.state_like(p) for p in self.params], [self.state_like(p) for p in self.params]
 
   def updates(self) -> list[tuple[Tensor, Tensor]]:
-    new = lamb_step(self.t, *self.params, *(p.grad for p in self.params), *self.m, *self.v, lr=self.lr, b1=self.b1, b2=self.b2,
-                    eps=self.eps, weight_decay=self.weight_decay, adam=self.adam)
-    return list(zip([self.t, *(target for p, m, v in zip(self.params, self.m, self.v) for target in (m, v, p))], new))
+    new = lamb_step(self.b1_t, self.b2_t, *self.params, *(p.grad for p in self.params), *self.m, *self.v, lr=self.lr, b1=self.b1,
+                    b2=self.b2, eps=self.eps, weight_decay=self.weight_decay, adam=self.adam)
+    return list(zip([self.b1_t, self.b2_t, *(target for p, m, v in zip(self.params, self.m, self.v) for target in (m, v, p))], new))
 
 
 @templated
-def lamb_step(t: Tensor, *state: Tensor, lr: float | Tensor, b1: float, b2: float, eps: float, weight_decay: float, adam: bool) -> tuple[Tensor, ...]:
-  """The step count's next value, then each parameter's new moments and value; `state` holds the parameters, their
-  gradients, first and second moments, a quarter each (a graph template: every step rebuilds one recorded graph)."""
+def lamb_step(b1_t: Tensor, b2_t: Tensor, *state: Tensor, lr: float | Tensor, b1: float, b2: float, eps: float, weight_decay: float,
+              adam: bool) -> tuple[Tensor, ...]:
+  """b1 and b2 to the power of the next step, then each parameter's new moments and value; `state` holds the parameters,
+  their gradients, first and second moments, a quarter each (a graph template: every step rebuilds one recorded graph)."""
   n = len(state) // 4
-  new_t = t + 1
-  m_scale, v_scale = 1 - b1 ** new_t, 1 - b2 ** new_t  # the moments' bias corrections, shared
-  result = [new_t]
+  new_b1_t, new_b2_t = b1_t * b1, b2_t * b2
+  result = [new_b1_t, new_b2_t]
   for w, g, m, v in zip(state[:n], state[n:2 * n], state[2 * n:3 * n], state[3 * n:]):
+    m_scale, v_scale = (1 - new_b1_t).to(m.device), (1 - new_b2_t).to(v.device)  # the moments' bias corrections
     result += lamb_update(w.detach(), g.detach(), m, v, m_scale, v_scale, lr, b1, b2, eps, weight_decay, adam)
   return tuple(result)
 
@@ -146,15 +151,16 @@ def lamb_step(t: Tensor, *state: Tensor, lr: float | Tensor, b1: float, b2: floa
 @templated
 def lamb_update(w: Tensor, g: Tensor, m: Tensor, v: Tensor, m_scale: Tensor, v_scale: Tensor, lr: float | Tensor, b1: float, b2: float,
                 eps: float, weight_decay: float, adam: bool) -> tuple[Tensor, Tensor, Tensor]:
-  """One parameter's new moments and value (a graph template: every step rebuilds the same graph)."""
-  g = g.cast(m.dtype)  # the moments' dtype, at least float32 (state_like)
+  """One parameter's new moments and value, the update computed where the moments are (a graph template: every step
+  rebuilds the same graph)."""
+  g, here = g.to(m.device).cast(m.dtype), w.to(m.device)  # the moments' dtype, at least float32 (state_like)
   new_m, new_v = m * b1 + g * (1 - b1), v * b2 + g * g * (1 - b2)
   step = (new_m / m_scale) / ((new_v / v_scale).sqrt() + eps)
-  if weight_decay: step = step + weight_decay * w
+  if weight_decay: step = step + weight_decay * here
   if not adam:
-    weight_norm, step_norm = w.square().sum().sqrt(), step.square().sum().sqrt()
+    weight_norm, step_norm = here.square().sum().sqrt(), step.square().sum().sqrt()
     step = step * ((weight_norm > 0) & (step_norm > 0)).where(weight_norm / step_norm, 1.0)
-  return new_m, new_v, w - (step * lr).cast(w.dtype)
+  return new_m, new_v, w - (step * lr).cast(w.dtype).to(w.device)
 
 
 def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, device: str | None = None,

@@ -44,6 +44,13 @@ def flags(monkeypatch, **values: str):
 
 
 @pytest.fixture
+def training():
+  """Training mode (Tensor.training, TRAINING=1), which optimizers need to step."""
+  from pytc.helpers import Context
+  with Context(TRAINING=1): yield
+
+
+@pytest.fixture
 def short_waits(monkeypatch):
   """PYTC_WAIT_TIMEOUT of 0.05 s for the queue's WAIT packets; host waits in the tests pass their own, longer timeout."""
   yield from flags(monkeypatch, PYTC_WAIT_TIMEOUT="0.05")

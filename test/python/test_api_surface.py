@@ -635,6 +635,7 @@ def torch_sgd(**kw):
   return train
 
 
+@pytest.mark.usefixtures("training")
 @pytest.mark.parametrize("reference", REFERENCES)
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_sgd_matches_reference(nesterov, reference):
@@ -643,6 +644,7 @@ def test_sgd_matches_reference(nesterov, reference):
   _train(lambda p: SGD(p, **settings), np_sgd(**settings) if reference == "numpy" else torch_sgd(**settings))
 
 
+@pytest.mark.usefixtures("training")
 def test_classic_sgd_lars_muon_and_groups():
   from pytc.nn.optim import LARS, SGD, AdamW, Muon, OptimizerGroup
   _train(lambda p: SGD(p, lr=0.01, momentum=0.9, classic=True), np_sgd(lr=0.01, momentum=0.9))  # lr is constant

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from pytc import Device, GlobalCounters, Tensor, TinyJit, dtypes, nn
+from pytc import Context, Device, GlobalCounters, Tensor, TinyJit, dtypes, nn
 from pytc.jit import JitError
 from pytc.nn.optim import SGD, Adam
 from pytc.nn.state import get_parameters
@@ -101,7 +101,7 @@ def _train(jit: bool, optimizer_kind: str, steps: int = 8) -> list[float]:
     optimizer.step()
     return loss
   run = TinyJit(step) if jit else step
-  return [run(Tensor(x), Tensor(x @ w)).item() for x in xs]
+  with Context(TRAINING=1): return [run(Tensor(x), Tensor(x @ w)).item() for x in xs]
 
 
 @pytest.mark.parametrize("optimizer_kind", ["adam", "sgd_momentum"])
