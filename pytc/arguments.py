@@ -12,6 +12,10 @@ if TYPE_CHECKING:
   from pytc.tensor import Tensor
 
 
+class ArgumentAssertion(ValueError, AssertionError):
+  """A bad argument where tinygrad asserts: a ValueError that code catching tinygrad's AssertionError catches too."""
+
+
 def calling_op() -> str:
   """The Tensor method the user called, for an error message: the outermost public method of Tensor (a dunder such as
   `__matmul__` included, named matmul) on the stack of pytc's own frames, so softmax's error names softmax rather than

@@ -10,7 +10,7 @@ from pytc.arguments import int_arg, scalar_arg
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes, to_dtype, wrapped
 from pytc.graph import LazyOp
-from pytc.symbolic import Variable
+from pytc.symbolic import Variable, concrete
 
 if TYPE_CHECKING:
   from pytc.tensor import Scalar, Tensor
@@ -59,10 +59,10 @@ class Creation:
   """The methods of Tensor that make a tensor from a shape, a value or a range (mixed into it)."""
   @classmethod
   def empty(cls, *shape, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None) -> Tensor:
-    """A realized tensor whose contents are unspecified."""
+    """A realized tensor whose contents are unspecified (stored with each symbolic dim at its largest size)."""
     shape, device = creation_shape(argfix(*shape), "empty"), Device.canonicalize(device)
     dtype = dtypes.default_float if dtype is None else to_dtype(dtype)
-    return cls(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape)), requires_grad=requires_grad)
+    return cls(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, concrete(shape))), requires_grad=requires_grad)
 
   def empty_like(self, dtype: DType | str | None = None, device: str | None = None) -> Tensor:
     return type(self).empty(*self.shape, dtype=self.dtype if dtype is None else dtype, device=self.device if device is None else device)
@@ -106,7 +106,9 @@ class Creation:
       raise OverflowError(f"arange from {start} to {stop} by {step} has values {dtype} cannot hold")
     if count <= 1: return cls.full((count,), start, dtype, device)
     exact = dtype.is_float or all(isinstance(v, int) for v in (start, step))
-    index = cls(LazyOp("iota", dtype if exact else dtypes.default_float, (count,), Device.canonicalize(device), arg=0))
+    counting = dtype if exact else dtypes.default_float
+    if counting.is_fp8: counting = dtypes.float32  # counted in float32, rounded once by the cast
+    index = cls(LazyOp("iota", counting, (count,), Device.canonicalize(device), arg=0))
     return (index * step + start if (step, start) != (1, 0) else index).cast(dtype)
 
   @classmethod

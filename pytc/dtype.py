@@ -161,10 +161,14 @@ def least_upper_dtype(*types: DType) -> DType:
   return min(common, key=lambda t: t.priority)
 
 
+class NotADType(TypeError, AttributeError):
+  """Something given as a dtype that is none: a TypeError, and the AttributeError tinygrad raises for it."""
+
+
 def to_dtype(dtype: DType | str) -> DType:
   """A dtype, or one named as on `dtypes` ("float32", "half"); an unknown name raises AttributeError."""
   if isinstance(dtype, DType): return dtype
-  if not isinstance(dtype, str): raise TypeError(f"expected a dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
+  if not isinstance(dtype, str): raise NotADType(f"expected a dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
   if (found := DTYPES_DICT.get(dtype.lower())) is None: raise AttributeError(f"dtypes has no dtype named {dtype!r}")
   return found
 

@@ -5,16 +5,13 @@ have no negative zero and 0x80 as their only NaN. Encoding rounds to nearest eve
 values past the largest normal to it; an infinity becomes NaN (e4m3, fnuz) or stays one (e5m2)."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from pytc.dtype import FLOAT_LAYOUTS, LARGEST_NORMAL, DType, dtypes
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
-
-def fp8_storage_only(what: str, dtype: DType) -> str:
-  return f"{what} on {dtype}: fp8 tensors only store, move and cast; cast to a float type (.float()) to compute"
-
 
 def fp8_to_float32(bits: Tensor, dtype: DType) -> Tensor:
   """The float32 values of the fp8 `dtype` patterns held in the uint8 tensor `bits`."""
@@ -27,7 +24,8 @@ def fp8_to_float32(bits: Tensor, dtype: DType) -> Tensor:
   if dtype in dtypes.fp8_fnuz: return (b == 0x80).where(float("nan"), value)
   if dtype is dtypes.fp8e4m3: return ((b & 0x7F) == 0x7F).where(float("nan"), value)
   top = exponent == (1 << exponent_bits) - 1
-  return top.where((mantissa == 0).where((b >= 0x80).where(float("-inf"), float("inf")), float("nan")), value)
+  infinity = (b >= 0x80).where(type(b).full(b.shape, -math.inf, dtypes.float32, b.device), math.inf)  # float32 whatever the default
+  return top.where((mantissa == 0).where(infinity, math.nan), value)
 
 
 def float32_to_fp8(x: Tensor, dtype: DType) -> Tensor:

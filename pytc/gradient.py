@@ -106,6 +106,11 @@ def _slope_gradient(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[Te
 def materialized_gradient(g: Tensor, inputs: tuple[Tensor, ...], params: tuple) -> tuple[Tensor]: return (materialized(g),)
 
 
+def cast_gradient(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[Tensor]:
+  """A cast's gradient, for casts computed by other ops (fp8's, through bit patterns): g cast back to the input's dtype."""
+  return (g.cast(inputs[0].dtype),)
+
+
 RULES: dict[str, Rule] = {
   "gradient_rule": _ruled_grad,
   "add": lambda g, out, s, _: (g, g),

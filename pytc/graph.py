@@ -10,7 +10,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from pytc.dialects import uop
-from pytc.dtype import DType, dtypes
+from pytc.dtype import DType, dtypes, float_to_fp8
 from pytc.helpers import getenv
 from pytc.passes.common.attributes import GRAPH_DEVICE
 from pytc.passes.common.devices import set_argument_devices
@@ -160,6 +160,7 @@ def tensor_type(node: LazyOp) -> ir.RankedTensorType:
 
 def _scalar_attr(value: object, dtype: DType) -> ir.Attribute:
   element = ir.Type.parse(dtype.mlir)
+  if dtype.is_fp8: return ir.IntegerAttr.get(element, float_to_fp8(float(value), dtype))  # stored as its bit pattern
   if dtype.is_float: return ir.FloatAttr.get(element, float(value))
   if dtype is dtypes.bool: return ir.BoolAttr.get(bool(value))
   bits = 8 * dtype.itemsize  # a Python int wraps into the element type (two's complement), as in C and NumPy

@@ -149,7 +149,28 @@ class EnvironmentVar(ContextVar):
   def value(self, value: int) -> None: os.environ[self.key] = str(int(value))
 
 
+class DefaultDtypeVar(ContextVar):
+  """DEFAULT_FLOAT and DEFAULT_INT are `dtypes.default_float` and `dtypes.default_int`: a dtype or its name (the
+  environment's `DEFAULT_FLOAT=half` sets it at import)."""
+  def __init__(self, key: str, attribute: str) -> None:
+    self.key, self.attribute = key, attribute
+    ContextVar._registry[key] = self
+    if key in os.environ: self.value = os.environ[key]
+  @property
+  def value(self):
+    from pytc.dtype import dtypes
+    return getattr(dtypes, self.attribute)
+  @value.setter
+  def value(self, value) -> None:
+    from pytc.dtype import dtypes, to_dtype
+    dtype = to_dtype(value.lower() if isinstance(value, str) else value)
+    if not (dtype.is_float if self.attribute == "default_float" else dtype.is_int):
+      raise TypeError(f"{self.key} must be a {'float' if self.attribute == 'default_float' else 'integer'} dtype, got {dtype}")
+    setattr(dtypes, self.attribute, dtype)
+
+
 TRAINING, JIT = TrainingVar("TRAINING", 0), EnvironmentVar("JIT", 1)
+DEFAULT_FLOAT, DEFAULT_INT = DefaultDtypeVar("DEFAULT_FLOAT", "default_float"), DefaultDtypeVar("DEFAULT_INT", "default_int")
 
 
 class Context(contextlib.ContextDecorator):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from pytc.arguments import ArgumentAssertion
 from pytc.creation import argfix, creation_shape
 from pytc.device import Device
 from pytc.dtype import FLOAT_LAYOUTS, DType, dtypes, to_dtype
@@ -77,12 +78,15 @@ class Random:
     chunks = []
     for chunk, offset in enumerate(range(0, count, UINT32)):
       size = min(count - offset, UINT32)
-      half = (size + 1) // 2
-      low = cls.arange(half, dtype=dtypes.uint32, device=device)
-      key = (keys[2 * chunk:2 * chunk + 1].expand(half), keys[2 * chunk + 1:2 * chunk + 2].expand(half))
-      words = threefry2x32(key, (low, low + half))
-      chunks.append(words[0].cat(words[1])[:size])
+      low = cls.arange((size + 1) // 2, dtype=dtypes.uint32, device=device)
+      chunks.append(cls._threefry_random_bits(keys[2 * chunk:2 * chunk + 2], low, low + (size + 1) // 2)[:size])
     return chunks[0].cat(*chunks[1:]) if chunks else cls.empty(0, dtype=dtypes.uint32, device=device)
+
+  @staticmethod
+  def _threefry_random_bits(key: Tensor, low: Tensor, high: Tensor) -> Tensor:
+    """Threefry-2x32 of the uint32 word pairs (low, high) under the two-word `key`: the low results, then the high ones."""
+    words = threefry2x32((key[0:1].expand(low.shape), key[1:2].expand(low.shape)), (low, high))
+    return words[0].cat(words[1])
 
   @classmethod
   def rand(cls, *shape, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True,
@@ -110,7 +114,7 @@ class Random:
   def randn(cls, *shape, dtype: DType | str | None = None, requires_grad: bool | None = None, **kwargs) -> Tensor:
     """Standard normal, by Box-Muller from two float32 uniforms u, v: cos(2 pi u) * sqrt(-2 log(1 - v)), finite for any v."""
     shape = creation_shape(argfix(*shape), "randn")
-    uniforms = cls.rand(2, *shape, dtype=dtypes.float32, contiguous=False, **kwargs)
+    uniforms = cls.rand(2, *shape, dtype=dtypes.float32, **kwargs)
     radius = (1 - uniforms[1]).log().mul(-2).sqrt()
     out = ((2 * math.pi) * uniforms[0]).cos().mul(radius).cast(to_dtype(dtype or dtypes.default_float))
     out.requires_grad = requires_grad
@@ -182,11 +186,11 @@ class Random:
     """`num_samples` indices drawn with probability proportional to the weights along the last dim (1-D or 2-D `self`), as
     int32. With replacement each draw inverts the cumulative distribution at a uniform; without, the indices of the
     num_samples largest keys log2(u) / weight are a draw without replacement (Efraimidis-Spirakis)."""
-    if not 1 <= self.ndim <= 2: raise ValueError(f"multinomial needs 1-D or 2-D weights, got shape {self.shape}")
-    if num_samples <= 0: raise ValueError(f"multinomial needs num_samples > 0, got {num_samples}")
+    if not 1 <= self.ndim <= 2: raise ArgumentAssertion(f"multinomial needs 1-D or 2-D weights, got shape {self.shape}")
+    if num_samples <= 0: raise ArgumentAssertion(f"multinomial needs num_samples > 0, got {num_samples}")
     weights = self.unsqueeze(0) if self.ndim == 1 else self
     if not replacement and num_samples > weights.shape[1]:
-      raise ValueError(f"multinomial without replacement cannot draw {num_samples} of {weights.shape[1]} categories")
+      raise ArgumentAssertion(f"multinomial without replacement cannot draw {num_samples} of {weights.shape[1]} categories")
     if replacement or num_samples == 1:
       cumulative = weights.cumsum(1).float()
       cdf = cumulative / cumulative[:, -1:]

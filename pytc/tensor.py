@@ -16,9 +16,9 @@ from pytc.arguments import calling_op, int_arg, is_int, tensor_arg
 from pytc.creation import Creation, argfix, array_from_python
 from pytc.device import Buffer, Device
 from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wrapped
-from pytc.fp8 import float32_to_fp8, fp8_storage_only, fp8_to_float32
+from pytc.fp8 import float32_to_fp8, fp8_to_float32
 from pytc.functional import Functional
-from pytc.gradient import gradients, materialized_gradient, ruled
+from pytc.gradient import cast_gradient, gradients, materialized_gradient, ruled
 from pytc.graph import VIEW_OPS, LazyOp, is_view
 from pytc.helpers import GlobalCounters
 from pytc.indexing import Indexing
@@ -32,7 +32,7 @@ from pytc.resample import Resample
 from pytc.row_gradients import log_softmax_gradient, normalized, softmax_gradient
 from pytc.selection import Selection
 from pytc.sorting import Sorting
-from pytc.symbolic import Variable, is_symbolic, largest, resolved
+from pytc.symbolic import Variable, concrete, is_symbolic, largest, resolved
 from pytc.template import templated
 
 Scalar = int | float | bool
@@ -108,6 +108,11 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   @property
   def ndim(self) -> int: return len(self.lazydata.shape)
   def numel(self) -> int: return math.prod(self.shape)
+  @property
+  def max_shape(self) -> tuple[int, ...]:
+    """The shape with each symbolic dim at its largest size (the size the tensor is stored at)."""
+    return concrete(self.shape)
+  def max_numel(self) -> int: return math.prod(self.max_shape)
   def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}>"
   def __bool__(self) -> bool: raise TypeError("the truth value of a Tensor is undefined: compare with .item() or use .any()/.all()")
   def __len__(self) -> int:
@@ -190,12 +195,11 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   # *** graph building ***
 
   def _unary(self, op: str, dtype: DType | None = None) -> Tensor:
-    if self.dtype.is_fp8 and op not in ("cast", "bitcast"): raise TypeError(fp8_storage_only(op, self.dtype))
+    if self.dtype.is_fp8 and op not in ("cast", "bitcast"):  # fp8 math runs in float32, rounded back to the fp8 type
+      return self.float()._unary(op, dtype) if dtype is not None else self.float()._unary(op).cast(self.dtype)
     return Tensor(LazyOp(op, dtype or self.dtype, self.shape, self.device, (self.lazydata,)))
 
   def _broadcasted(self, other: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
-    if self.dtype.is_fp8 or (isinstance(other, Tensor) and other.dtype.is_fp8):
-      raise TypeError(fp8_storage_only("arithmetic", self.dtype if self.dtype.is_fp8 else other.dtype))
     if isinstance(other, Variable): other = other.tensor(self.device)
     if isinstance(other, Tensor):
       if other.device != self.device: raise ValueError(f"tensors on different devices: {self.device} and {other.device}")
@@ -207,7 +211,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       # a Python scalar takes a float tensor's dtype, and an int tensor's when it is an int; else the lattice decides
       keeps = self.dtype.is_float or (not self.dtype.is_bool and isinstance(other, int) and not isinstance(other, bool))
       dtype = self.dtype if keeps else least_upper_dtype(self.dtype, dtypes.of_scalar(other))
-      pair = (self.cast(dtype), Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other)))
+      if dtype.is_fp8: const = Tensor.full(self.shape, other, dtype, self.device)  # the scalar rounded to the fp8 type
+      else: const = Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other))
+      pair = (self.cast(dtype), const)
     else: raise TypeError(f"unsupported operand {type(other).__name__} for a Tensor op")
     return pair[::-1] if reverse else pair
 
@@ -223,14 +229,16 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
 
   def _binary(self, op: str, other: Tensor | Scalar, reverse: bool = False, dtype: DType | None = None) -> Tensor:
     x, y = self._broadcasted(other, reverse)
+    if x.dtype.is_fp8:  # computed in float32, rounded back to the fp8 type
+      return x.float()._binary(op, y.float(), dtype=dtype) if dtype is not None else x.float()._binary(op, y.float()).cast(x.dtype)
     if x.dtype is dtypes.bool: op = BOOL_ARITHMETIC.get(op, op)
     return Tensor(LazyOp(op, dtype or x.dtype, x.shape, x.device, (x.lazydata, y.lazydata)))
 
   def cast(self, dtype: DType | str) -> Tensor:
     if not isinstance(dtype, DType | str): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
     if (dtype := to_dtype(dtype)) == self.dtype: return self
-    if self.dtype.is_fp8: return fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype)
-    if dtype.is_fp8: return float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype)
+    if self.dtype.is_fp8: return ruled(fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype), (self,), cast_gradient, ())
+    if dtype.is_fp8: return ruled(float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype), (self,), cast_gradient, ())
     return self._unary("cast", dtype)
   def bitcast(self, dtype: DType | str) -> Tensor:
     """The same bytes read as `dtype`. When the item size changes, the last dimension is rescaled (float32 to int8 makes it
@@ -261,8 +269,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def nbytes(self) -> int: return self.numel() * self.dtype.itemsize
   def size(self, dim: int | None = None) -> tuple[int, ...] | int: return self.shape if dim is None else self.shape[self._axis(dim)]
   def clone(self, device: str | None = None) -> Tensor:
-    """A copy in a new buffer, on `device` when given."""
-    return (self if device is None else self.to(device)).contiguous()
+    """A copy in a new buffer, on `device` when given, with a clone of the gradient (if any)."""
+    copy = (self if device is None else self.to(device)).contiguous()
+    if self.grad is not None: copy.grad = self.grad.clone(device)
+    return copy
   def int(self) -> Tensor: return self.cast(dtypes.int32)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
@@ -297,12 +307,13 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def mul(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binary("mul", x, reverse)
   def sub(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
-    return a + (-b)
+    return (a.float() - b.float()).cast(a.dtype) if a.dtype.is_fp8 else a + (-b)
   def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
     """True division; rounding_mode "trunc" rounds the quotient toward zero, "floor" down (integers stay integers)."""
     if rounding_mode not in (None, "trunc", "floor"): raise RuntimeError(f"div rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     a, b = self._broadcasted(x, reverse)
     if rounding_mode is not None and not a.dtype.is_float and not a.dtype.is_bool: return a.idiv(b) if rounding_mode == "trunc" else a.floordiv(b)
+    if a.dtype.is_fp8: return a.float().div(b.float(), rounding_mode=rounding_mode).cast(a.dtype)  # one rounding, not two
     quotient = a._float_cast() * b._float_cast().reciprocal()
     return quotient if rounding_mode is None else quotient.trunc() if rounding_mode == "trunc" else quotient.floor()
   def idiv(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
@@ -717,6 +728,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return x.unsqueeze(dim + 1).expand(x.shape[:dim + 1] + (repeats,) + x.shape[dim + 1:]).flatten(dim, dim + 1)
   def pad_to(self, shape, *args, value: Scalar = 0) -> Tensor:
     if not all(n is None or is_int(n) for n in argfix(shape, *args)): raise TypeError(f"pad_to needs a shape of ints or None, got {shape!r}")
+    if len(argfix(shape, *args)) != self.ndim: raise ValueError(f"pad_to {argfix(shape, *args)} of a {self.ndim}-d tensor: one size per dim")
     return self.pad(tuple((0, n - s) if n is not None else None for s, n in zip(self.shape, argfix(shape, *args))), value=value)
   def shrink_to(self, shape, *args) -> Tensor:
     if not all(n is None or is_int(n) for n in argfix(shape, *args)): raise TypeError(f"shrink_to needs a shape of ints or None, got {shape!r}")
@@ -789,7 +801,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     return tuple(sorted(axes)) if self.ndim else ()
 
   def _reduce(self, kind: str, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
-    if self.dtype in dtypes.fp8s: raise TypeError(fp8_storage_only(f"a {kind} reduction", self.dtype))
+    if self.dtype.is_fp8: return self.float()._reduce(kind, axis, keepdim).cast(self.dtype)
     if self.dtype is dtypes.bool and kind == "add": kind = "max"  # a bool sum is an any, as bool + is or
     axes = self._reduce_axes(axis)
     if self.lazydata.symbolic and any(isinstance(self.shape[a], Variable) for a in axes):
@@ -819,7 +831,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, dtype: DType | str | None = None) -> Tensor:
     """Accumulates in `dtype`, else in sum_dtype (bool and small ints in 32 bits; float16 and bfloat16 in float32, cast back)."""
     total = self.cast(sum_dtype(self.dtype) if dtype is None else to_dtype(dtype))._reduce("add", axis, keepdim)
-    return total.cast(self.dtype) if dtype is None and self.dtype in (dtypes.float16, dtypes.bfloat16) else total
+    return total.cast(self.dtype) if dtype is None and (self.dtype in (dtypes.float16, dtypes.bfloat16) or self.dtype.is_fp8) else total
   def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, dtype: DType | str | None = None) -> Tensor:
     return self.cast(self.dtype if dtype is None else to_dtype(dtype))._reduce("mul", axis, keepdim)
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce("max", axis, keepdim)
@@ -962,7 +974,10 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
 
   def to(self, device: str | None) -> Tensor:
     device = Device.canonicalize(device)
-    return self if device == self.device else Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
+    if device == self.device: return self
+    moved = Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
+    if self.grad is not None: moved.grad = self.grad.to(device)
+    return moved
 
   def assign(self, x: Tensor | Scalar | list | tuple) -> Tensor:
     """Store `x` (broadcast to this shape, of this dtype) into this tensor's buffer when it is realized: the Tensor keeps its buffer, so

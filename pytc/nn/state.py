@@ -41,21 +41,24 @@ def get_parameters(obj: object) -> list[Tensor]: return list(get_state_dict(obj)
 
 
 def load_state_dict(model: object, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False, consume: bool = False,
-                    realize: bool = True) -> list[str]:
+                    realize: bool = True) -> list[Tensor]:
   """Assign each of the model's tensors its entry of `state_dict` (cast to its dtype, moved to its device; shapes must
-  match). `strict`: every model tensor needs an entry, else KeyError; `consume`: entries are removed from state_dict as
-  they load (their memory freed as it goes); without `realize` the assigns stay lazy. Returns the state_dict's names the
-  model has no tensor for."""
-  own = get_state_dict(model)
+  match, () and (1,) being the same: a BatchNorm's num_batches_tracked saved either way). `strict`: every model tensor
+  needs an entry, else KeyError; `consume`: entries are removed from state_dict as they load (their memory freed as it
+  goes); without `realize` the assigns stay lazy. Returns the model's tensors that were loaded."""
+  own, loaded = get_state_dict(model), []
   if strict and (missing := sorted(set(own) - set(state_dict))): raise KeyError(f"state_dict lacks {missing}")
   for name, tensor in tqdm(own.items(), desc="load_state_dict", disable=not verbose):
     if name not in state_dict: continue
     if (given := state_dict[name]).shape != tensor.shape:
-      raise ValueError(f"load_state_dict: {name} is {tensor.shape} in the model and {given.shape} in the state_dict")
+      if {given.shape, tensor.shape} != {(), (1,)}:
+        raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {tensor.shape}, but found {given.shape} in state dict.")
+      given = given.reshape(tensor.shape)
     tensor.assign(given.cast(tensor.dtype).to(tensor.device))
     if realize: tensor.realize()
     if consume: del state_dict[name]
-  return sorted(set(state_dict) - set(own))
+    loaded.append(tensor)
+  return loaded
 
 
 def safe_save(tensors: dict[str, Tensor], path: str | Path) -> None:

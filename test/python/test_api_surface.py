@@ -176,9 +176,45 @@ def test_fp8_casts_creation_and_storage_rules():
   assert t.reshape(3, 1).flip(0).contiguous().numpy().ravel().tolist() == [3.0, -1.25, 0.5]
   assert least_upper_dtype(dtypes.fp8e4m3, dtypes.fp8e5m2) is dtypes.float16 and least_upper_dtype(dtypes.int64, dtypes.uint64) is dtypes.float16
   assert (t.float() * 2).tolist() == [1.0, -2.5, 6.0]
-  with pytest.raises(TypeError, match="fp8"): t + 1
-  with pytest.raises(TypeError, match="fp8"): t.max()
-  with pytest.raises(TypeError, match="fp8"): t.exp2()
+
+
+def test_fp8_gradients_pass_through_their_casts():
+  for dtype in dtypes.fp8s:
+    for default in (dtypes.float32, dtype):
+      with Context(DEFAULT_FLOAT=default):
+        a = Tensor([1.0, 2.0, -3.0], dtype=dtype)
+        (a * 5).sum().backward()
+        assert a.grad.dtype is dtype and a.grad.float().tolist() == [5.0, 5.0, 5.0], (dtype, default)
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_fp8_arithmetic_runs_in_float32_and_rounds_back(name):
+  """Each op on fp8 tensors computes in float32 and rounds its result to the fp8 type once (saturating finite values, NaN
+  staying NaN), for every pair of patterns: zeros of both signs, subnormals, the largest normals, infinities and NaNs."""
+  from pytc.dtype import fp8_to_float, truncate
+  dtype = getattr(dtypes, name)
+  values = np.array([fp8_to_float(p, dtype) for p in range(256)], np.float32)
+  others = values[[0x00, 0x80, 0x01, 0x81, 0x07, 0x38, 0xB8, 0x3C, 0x55, 0xD5, 0x7B, 0xFB, 0x7C, 0x7E, 0x7F, 0xFF, 0x22, 0xA9]]
+  a, b = np.repeat(values, len(others)), np.tile(others, 256)  # every pattern against zeros, subnormals, ones, the top, specials
+  x, y, u = Tensor(a, dtype=dtype).realize(), Tensor(b, dtype=dtype).realize(), Tensor(values, dtype=dtype).realize()
+  def rounded(v: np.ndarray) -> np.ndarray: return np.array([truncate[dtype](float(e)) for e in v], np.float32)
+  with np.errstate(all="ignore"):
+    for op, reference in [(Tensor.add, np.add), (Tensor.sub, np.subtract), (Tensor.mul, np.multiply), (Tensor.div, np.divide),
+                          (Tensor.maximum, np.maximum)]:
+      got = op(x, y)
+      assert got.dtype is dtype
+      np.testing.assert_array_equal(got.float().numpy(), rounded(reference(a, b)), err_msg=f"{name} {op.__name__}")
+    np.testing.assert_array_equal((x < y).numpy(), a < b)
+    np.testing.assert_array_equal((x == y).numpy(), a == b)
+    for op, reference in [(Tensor.neg, np.negative), (Tensor.sqrt, np.sqrt), (Tensor.exp2, np.exp2), (Tensor.log2, np.log2)]:
+      got = op(u).float().numpy()
+      expected = rounded(reference(values))
+      close = np.isclose(got, expected, rtol=0.13, atol=0) | (np.isnan(got) & np.isnan(expected)) | (got == expected)
+      assert close.all(), (name, op.__name__, values[~close], got[~close], expected[~close])
+  finite = values[np.isfinite(values)][:40]
+  assert Tensor(finite, dtype=dtype).sum().dtype is dtype
+  assert Tensor(finite, dtype=dtype).sum().float().item() == truncate[dtype](float(finite.sum(dtype=np.float32)))
+  assert (Tensor(finite, dtype=dtype) + 0.1).float().tolist() == rounded(finite + np.float32(truncate[dtype](0.1))).tolist()
 
 
 # *** creation ***

@@ -81,3 +81,31 @@ def test_models_outputs_compare_tokens_exactly_and_values_within_tolerance():
   assert compare({"x": np.ones(3, np.float32)}, {"x": np.ones(3, np.float32) * (1 + 1e-4)}) == ""
   assert "max difference" in compare({"x": np.ones(3, np.float32)}, {"x": np.ones(3, np.float32) * 1.1})
   assert "only on one side" in compare({"x": np.ones(1)}, {})
+
+
+def test_runner_copies_imported_test_modules_and_deselects_internal_tests(tmp_path, capsys):
+  """A test file importing another test module finds it at its path; a test named in DESELECTED is left out and listed
+  with its reason; a test skipped by a helper of tinygrad's internals reports that reason."""
+  from pytc.conformance_shim import DESELECTED
+  internal = next(iter(DESELECTED))
+  (tmp_path / "test" / "unit").mkdir(parents=True)
+  (tmp_path / "test" / "backend").mkdir()
+  (tmp_path / "test" / "unit" / "test_shared.py").write_text("def doubled(x): return x * 2\n")
+  (tmp_path / "test" / "backend" / "test_user.py").write_text(f'''
+import unittest
+from tinygrad import Tensor
+from test.unit.test_shared import doubled
+from test.helpers import assert_jit_cache_len
+class TestUser(unittest.TestCase):
+  def test_uses_the_shared_module(self): assert doubled(Tensor([1.0])).tolist() == [2.0]
+  def {internal}(self): raise AssertionError("a deselected test ran")
+  def test_inspects_the_jit_cache(self): assert_jit_cache_len(None, 1)
+''')
+  report = tmp_path / "report.json"
+  assert main(["--tinygrad-src", str(tmp_path), "test/backend/test_user.py", "--json", str(report)]) == 0
+  outcomes = {test_id.split("::")[-1]: result for test_id, result in json.loads(report.read_text()).items()}
+  assert set(outcomes) == {"test_uses_the_shared_module", "test_inspects_the_jit_cache"}
+  assert outcomes["test_uses_the_shared_module"]["outcome"] == "passed"
+  assert outcomes["test_inspects_the_jit_cache"] == {"outcome": "skipped", "message": "tinygrad internals: its JIT cache"}
+  out = capsys.readouterr().out
+  assert f"deselected  {internal}: {DESELECTED[internal]}" in out and "1x tinygrad internals: its JIT cache" in out

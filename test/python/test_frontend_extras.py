@@ -24,6 +24,35 @@ def test_context_sets_training_for_a_block_and_a_call():
   with pytest.raises(KeyError, match="TRAINING"): Context(NOT_A_MODE=1)
 
 
+def test_context_sets_the_default_dtypes():
+  from pytc import dtypes
+  with Context(DEFAULT_FLOAT=dtypes.float16, DEFAULT_INT="int16"):
+    assert dtypes.default_float is dtypes.float16 and dtypes.default_int is dtypes.int16
+    assert Tensor([1.5]).dtype is dtypes.float16 and Tensor([1]).dtype is dtypes.int16 and Tensor.rand(2).dtype is dtypes.float16
+  assert dtypes.default_float is dtypes.float32 and dtypes.default_int is dtypes.int32
+  with pytest.raises(TypeError, match="DEFAULT_INT"), Context(DEFAULT_INT=dtypes.float32): pass
+  assert dtypes.default_int is dtypes.int32
+
+
+def test_errors_tinygrad_code_catches_by_its_types():
+  from pytc import dtypes
+  with pytest.raises(AttributeError): Tensor([3], dtype=(dtypes.int32,))
+  with pytest.raises(TypeError): Tensor([3], dtype=(dtypes.int32,))
+  for bad in (lambda: Tensor(2.0).multinomial(1), lambda: Tensor([1.0, 9.0]).multinomial(0), lambda: Tensor([1.0]).multinomial(2)):
+    with pytest.raises(AssertionError): bad()
+    with pytest.raises(ValueError): bad()
+  with pytest.raises(ValueError, match="one size per dim"): Tensor([1, 2]).pad_to(2, 3)
+  with pytest.raises(RuntimeError, match="whole"): Tensor([1, 2, 3], dtype=dtypes.int8).bitcast(dtypes.int16)
+
+
+def test_clones_and_copies_keep_the_gradient():
+  a = Tensor([[1.0, 2.0], [3.0, 4.0]])
+  (a * 5.0 + 5.0).mean().backward()
+  b, c = a.clone(), a.to("CPU")
+  assert b.grad is not a.grad and b.grad.tolist() == a.grad.tolist() == [[1.25, 1.25], [1.25, 1.25]] and c.grad is a.grad
+  assert Tensor([1.0]).clone().grad is None
+
+
 def test_context_jit_0_runs_a_jitted_function_plainly():
   from pytc import TinyJit
   calls = []

@@ -224,10 +224,15 @@ def test_load_state_dict_options():
   source, target = Small(), Small()
   state = dict(nn.state.get_state_dict(source))
   state["extra"] = Tensor.ones(2)
-  unused = load_state_dict(target, state, consume=True, realize=False)
-  assert unused == ["extra"] and list(state) == ["extra"]
+  loaded = load_state_dict(target, state, consume=True, realize=False)
+  assert [id(t) for t in loaded] == [id(t) for t in nn.state.get_state_dict(target).values()] and list(state) == ["extra"]
   np.testing.assert_array_equal(target.linear.weight.numpy(), source.linear.weight.numpy())
   with pytest.raises(ValueError, match="linear.bias"):
     load_state_dict(Small(), {**nn.state.get_state_dict(source), "linear.bias": Tensor.ones(4)})
   with pytest.raises(KeyError, match="norm.weight"): load_state_dict(Small(), {"linear.weight": Tensor.ones(3, 4)})
-  assert load_state_dict(Small(), {"linear.weight": Tensor.ones(3, 4)}, strict=False) == []
+  partial = Small()
+  assert load_state_dict(partial, {"linear.weight": Tensor.ones(3, 4)}, strict=False) == [partial.linear.weight]
+  norm = nn.BatchNorm(3)
+  assert norm.num_batches_tracked.shape in ((), (1,))
+  load_state_dict(norm, {**nn.state.get_state_dict(norm), "num_batches_tracked": Tensor([5] if norm.num_batches_tracked.shape == () else 5)})
+  assert norm.num_batches_tracked.numpy().reshape(()) == 5
