@@ -2,7 +2,7 @@
 
 The first call runs the function as usual; the second runs it again while recording every step (kernel or transfer, and
 its buffers); later calls skip the Python, the graph building and the scheduling: they patch the input buffers' addresses
-into the recorded kernel arguments (a transfer of an input is encoded again), write the next random keys, and run one
+into the recorded kernel arguments (a transfer of an input is encoded again), write the next random words, and run one
 prebuilt command graph (runtime/graph.py: every queue of every device the function used). As in tinygrad, inputs are
 the Tensor arguments (positional, keyword, or directly inside a list, tuple or dict argument), of the same shapes, dtypes
 and views on every call; the function must do the same thing every call; state it changes lives in buffers it assigns
@@ -191,7 +191,7 @@ class TinyJit(Replay):
   def replay(self, tensors: list[Tensor], buffers: list[Buffer] | None) -> Any:
     """Run the capture over `buffers`, the inputs' (None: the last replay's, the tensors' nodes being the same)."""
     if buffers is not None: self._rebind(tensors, buffers)
-    for buffer, device, count in self.draws: buffer.copyin(np.array(Tensor._draw_keys(device, count), np.uint32))
+    for buffer, device, count in self.draws: buffer.copyin(Tensor._draw_words(device, count))
     self.graph.run()
     GlobalCounters.kernel_count += len(self.graph.kernel_args)
     if not self.returned_inputs: return self.result
@@ -224,7 +224,7 @@ class TinyJit(Replay):
 
   def _arm(self) -> None:
     """Let calls with the last replay's tensors replay in C when running the graph is all a replay does: one CPU buffer on
-    the calling thread (graph.alone), no random keys to write, no input returned, no kernel timing (DEBUG>=2)."""
+    the calling thread (graph.alone), no random words to write, no input returned, no kernel timing (DEBUG>=2)."""
     graph, nodes = self.graph, self.replayed_nodes
     plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.draws or self.returned_inputs or DEBUG >= 2)
     self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None

@@ -43,8 +43,8 @@ def _to_uint32(v: int) -> int: return v & UINT32
 class Random:
   """The random methods of Tensor (mixed into it), drawing tinygrad's stream: each device has a key (a hash of how many
   devices drew before it, and the seed) and a 64-bit counter that every draw of n words advances by n. A draw's words are
-  Threefry-2x32 of (i, i + n/2) under the key that Threefry makes of the counter, low words first. The counters live on the
-  host, so a draw costs no kernel; TinyJit records each draw and writes its key again on every replay."""
+  Threefry-2x32 of (i, i + n/2) under the key that Threefry makes of the counter, low words first. Counters and words are
+  computed on the host; TinyJit records each draw and writes its words again on every replay."""
   _seed: ClassVar[int] = 0
   _rng_keys: ClassVar[dict[str, tuple[int, int]]] = {}
   _rng_counters: ClassVar[dict[str, int]] = {}
@@ -70,17 +70,24 @@ class Random:
     return keys
 
   @classmethod
-  def _random_bits(cls, count: int, device: str) -> Tensor:
-    """The next `count` uniform uint32 words of `device`'s stream. The draw's keys are a buffer, so every draw of the same
-    size shares one compiled schedule; a capturing TinyJit records it to write again on replay."""
-    keys = cls(np.array(cls._draw_keys(device, count), np.uint32), device=device)
-    for draws in CAPTURES.draws: draws.append((keys.lazydata.arg, device, count))
-    chunks = []
+  def _draw_words(cls, device: str, count: int) -> np.ndarray:
+    """The next `count` uint32 words of `device`'s stream, computed on the host (a Threefry chain reuses each value twice per
+    round: in the graph it would compile to a kernel per round or two)."""
+    keys, chunks = cls._draw_keys(device, count), []
     for chunk, offset in enumerate(range(0, count, UINT32)):
       size = min(count - offset, UINT32)
-      low = cls.arange((size + 1) // 2, dtype=dtypes.uint32, device=device)
-      chunks.append(cls._threefry_random_bits(keys[2 * chunk:2 * chunk + 2], low, low + (size + 1) // 2)[:size])
-    return chunks[0].cat(*chunks[1:]) if chunks else cls.empty(0, dtype=dtypes.uint32, device=device)
+      low = np.arange((size + 1) // 2, dtype=np.uint32)
+      words = threefry2x32((np.uint32(keys[2 * chunk]), np.uint32(keys[2 * chunk + 1])), (low, low + np.uint32(len(low))))
+      chunks.append(np.concatenate(words)[:size])
+    return np.concatenate(chunks) if chunks else np.zeros(0, np.uint32)
+
+  @classmethod
+  def _random_bits(cls, count: int, device: str) -> Tensor:
+    """The next `count` uniform uint32 words of `device`'s stream, as a buffer: every draw of the same size shares one
+    compiled schedule, and a capturing TinyJit records the draw to write it again on replay."""
+    words = cls(cls._draw_words(device, count), device=device)
+    for draws in CAPTURES.draws: draws.append((words.lazydata.arg, device, count))
+    return words
 
   @staticmethod
   def _threefry_random_bits(key: Tensor, low: Tensor, high: Tensor) -> Tensor:

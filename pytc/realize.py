@@ -25,7 +25,7 @@ SPARE_BYTES = 1 << 20
 class Captures(threading.local):
   """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
   list in `launches` gets ([(Step, its Buffers)], the Programs holding the steps' kernels) from every realize, each in `draws`
-  the (key buffer, device, word count) of every random draw."""
+  the (words buffer, device, word count) of every random draw."""
   def __init__(self) -> None:
     self.jits: list = []
     self.launches: list[list] = []
