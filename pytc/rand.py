@@ -107,9 +107,7 @@ class Random:
     _, significand, bias = FLOAT_LAYOUTS[dtype.name]
     one = bias << significand  # the bits of 1.0
     words = cls._random_bits(-(-count * dtype.itemsize // 4), device).bitcast(dtypes.unsigned_of(dtype.itemsize))
-    in_one_to_two = ((words >> (dtype.bitsize - significand)) | one).bitcast(dtype)[:count]
-    values = (in_one_to_two.float() - 1).cast(dtype) if dtype.is_fp8 else in_one_to_two - 1  # exact either way
-    values = values.reshape(shape)
+    values = (((words >> (dtype.bitsize - significand)) | one).bitcast(dtype)[:count] - 1).reshape(shape)  # [1, 2) - 1: exact
     out = values.contiguous() if contiguous else values
     out.requires_grad = requires_grad
     return out
