@@ -13,6 +13,7 @@ from mlir import ir
 
 from pytc.dialects import uop
 from pytc.dtype import dtypes
+from pytc.estimate import kernel_ops
 from pytc.helpers import DEBUG, dump_folder
 from pytc.passes import pass_manager
 from pytc.passes.common.analysis import read_where_written
@@ -84,6 +85,9 @@ class Schedule:
 
   @functools.cached_property
   def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * DTYPE_OF_MLIR[t.element].itemsize for t in self.temporaries)
+
+  @functools.cached_property
+  def kernel_ops(self) -> dict[str, int]: return kernel_ops(self.kernels)
 
 
 class InvalidGraphError(ValueError):

@@ -59,12 +59,20 @@ def dump_folder(name: str) -> str:
 class GlobalCounters:
   """Process-wide counts, named as tinygrad names them."""
   kernel_count: int = 0
+  global_ops: int = 0  # arithmetic the kernels run did (pytc.estimate)
+  global_mem: int = 0  # bytes the kernels run read and wrote (each buffer of a kernel once) and copies copied
   time_sum_s: float = 0.0  # seconds the devices ran command graphs, summed at DEBUG>=2 (when pytc times them)
   schedules_built: int = 0  # graphs whose structure was new: the passes ran and the kernels compiled
 
   @staticmethod
   def reset() -> None:
-    GlobalCounters.kernel_count, GlobalCounters.time_sum_s, GlobalCounters.schedules_built = 0, 0.0, 0
+    GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem = 0, 0, 0
+    GlobalCounters.time_sum_s, GlobalCounters.schedules_built = 0.0, 0
+
+  @staticmethod
+  def add(counts: tuple[tuple[str, int], ...]) -> None:
+    """Add (counter name, amount) pairs: a command graph's counts after it ran."""
+    for name, amount in counts: setattr(GlobalCounters, name, getattr(GlobalCounters, name) + amount)
 
 
 def prod(values) -> int: return math.prod(values)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -193,7 +194,7 @@ class TinyJit(Replay):
     if buffers is not None: self._rebind(tensors, buffers)
     for buffer, device, count in self.draws: buffer.copyin(Tensor._draw_words(device, count))
     self.graph.run()
-    GlobalCounters.kernel_count += len(self.graph.kernel_args)
+    GlobalCounters.add(self.graph.counts)
     if not self.returned_inputs: return self.result
     return _substitute(self.result, {tensor_id: tensors[i] for tensor_id, i in self.returned_inputs.items()})
 
@@ -227,9 +228,9 @@ class TinyJit(Replay):
     the calling thread (graph.alone), no random words to write, no input returned, no kernel timing (DEBUG>=2)."""
     graph, nodes = self.graph, self.replayed_nodes
     plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.draws or self.returned_inputs or DEBUG >= 2)
-    self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, len(graph.kernel_args)) if plain else None
+    self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, graph.counts) if plain else None
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""
     now = {id(old): new for old, new in zip(self.inputs, buffers)}
-    return [Step(step.device, step.kernel, tuple(now.get(id(b), b).raw for b in step_buffers), step.source) for step, step_buffers in self.steps]
+    return [replace(step, buffers=tuple(now.get(id(b), b).raw for b in step_buffers)) for step, step_buffers in self.steps]

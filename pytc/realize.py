@@ -99,7 +99,7 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   if not CAPTURES.launches and not scheduled.spare_temporaries and scheduled.temporary_bytes <= SPARE_BYTES:
     scheduled.spare_temporaries.append(buffers["temp"])  # a capture's replays write them: not shared with later runs
   kernels, moved = len(graph.kernel_args), len(graph.steps) - len(graph.kernel_args)
-  GlobalCounters.kernel_count += kernels
+  GlobalCounters.add(graph.counts)
   if DEBUG >= 1:
     what = f"{kernels} kernels" + (f", {moved} transfers" if moved else "")
     print(f"realize: {what} in {(time.perf_counter() - start) * 1e3:.2f} ms "
@@ -124,7 +124,7 @@ def first_run(scheduled: Schedule, buffers: dict[str, list[Buffer]], home: str) 
     compile_seconds += executable.compile_seconds
     programs[device_name] = executable.program
   devices = {name: Device[name] for name in {home, *(launch.device for launch in scheduled.launches if launch.device)}}
-  steps = [(step_of(launch, launch_buffers, home, devices, programs), launch_buffers)
+  steps = [(step_of(launch, launch_buffers, home, devices, programs, scheduled.kernel_ops), launch_buffers)
            for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
   for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
   return command_graph(scheduled, [step for step, _ in steps]), compile_seconds
@@ -153,11 +153,12 @@ def run_kept(scheduled: Schedule, buffers: list) -> CommandGraph | None:
   return kept
 
 
-def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, programs: dict) -> Step:
-  """A schedule's launch as a command graph step: a kernel of the program loaded on its device, or a transfer."""
+def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, programs: dict, kernel_ops: dict[str, int]) -> Step:
+  """A schedule's launch as a command graph step: a kernel of the program loaded on its device (with its operation count),
+  or a transfer."""
   device = launch.device or home
   if launch.kernel is None: return Step(devices[device], None, (buffers[0].raw, buffers[1].raw), Device[buffers[1].device])
-  return Step(devices[device], programs[device].kernels[launch.kernel], tuple(b.raw for b in buffers))
+  return Step(devices[device], programs[device].kernels[launch.kernel], tuple(b.raw for b in buffers), ops=kernel_ops[launch.kernel])
 
 
 def kernels_by_device(launches: tuple[Launch, ...], home: str) -> dict[str, frozenset[str]]:

@@ -26,7 +26,7 @@ import ctypes
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytc.helpers import DEBUG, GlobalCounters
@@ -42,11 +42,13 @@ Place = tuple[Any, str] | None  # (device, queue), None for the host
 @dataclass(frozen=True)
 class Step:
   """`kernel` (a loaded Kernel) over `buffers` on `device`; or, without a kernel, a copy of buffers[1] (memory of `source`)
-  into buffers[0] (of `device`). Buffers are raw device buffers (`address`, `nbytes`); the first is the one written."""
+  into buffers[0] (of `device`). Buffers are raw device buffers (`address`, `nbytes`); the first is the one written. `ops`:
+  the arithmetic a kernel does (pytc.estimate)."""
   device: Any
   kernel: Any | None
   buffers: tuple[Any, ...]
   source: Any | None = None
+  ops: int = 0
 
 
 @dataclass(slots=True)
@@ -60,6 +62,12 @@ class Node:
   what: str
   waits: list[tuple[int, bool]] = field(default_factory=list)  # (node index, by the host)
   signals: bool = False
+
+
+def moved_bytes(step: Step) -> int:
+  """The bytes a step reads and writes: each buffer of a kernel once, or what a copy copies."""
+  if step.kernel is None: return min(step.buffers[0].nbytes, step.buffers[1].nbytes)
+  return sum({id(buffer): buffer.nbytes for buffer in step.buffers}.values())
 
 
 def how_copied(step: Step) -> str:
@@ -80,6 +88,9 @@ class CommandGraph:
     self.kernel_args: list[Any] = []  # per kernel step, in order: its LaunchArgs (TinyJit re-points them)
     self.stamps: list[tuple[int, Signal, Signal]] = []  # DEBUG=2: (step, before, after) around each kernel
     self.nodes = nodes = [node for number, step in enumerate(steps) for node in self._nodes(number, step)]
+    self.moved = [moved_bytes(step) for step in steps]
+    # what a run adds to GlobalCounters: kernels, their arithmetic, the bytes kernels and copies move
+    self.counts = (("kernel_count", len(self.kernel_args)), ("global_ops", sum(step.ops for step in steps)), ("global_mem", sum(self.moved)))
     self.devices = list(({id(n.place[0]): n.place[0] for n in nodes if n.place is not None} | {id(s.device): s.device for s in steps}).values())
     if len({n.place for n in nodes}) > 1: _dependencies(nodes)  # on one queue, order is all
     self.signals = {place: place[0].new_signal() for place in {n.place for n in nodes if n.signals}}
@@ -204,7 +215,7 @@ class CommandGraph:
     """Let go of the buffers the graph was built over (a graph kept to run again over others must not keep them alive): its
     steps keep their devices and kernels, its kernel arguments the addresses, until run_over re-points them (a kernel
     step's node holds its kernel and arguments, not its buffers)."""
-    self.steps = [Step(step.device, step.kernel, (None,) * len(step.buffers), step.source) for step in self.steps]
+    self.steps = [replace(step, buffers=(None,) * len(step.buffers)) for step in self.steps]
 
   # ***** running *****
 
@@ -240,7 +251,8 @@ class CommandGraph:
     for _, _, began, ended, _ in self.finals: GlobalCounters.time_sum_s += max(ended.timestamp_ns - began.timestamp_ns, 0) * 1e-9
     for number, before, after in self.stamps:
       step, microseconds = self.steps[number], (after.timestamp_ns - before.timestamp_ns) * 1e-3
-      print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us")
+      rates = f"{step.ops / microseconds * 1e-3:9.2f} GFLOP/s {self.moved[number] / microseconds * 1e-3:8.2f} GB/s" if microseconds > 0 else ""
+      print(f"*** {step.device.name:<6} {step.kernel.name:<20} args {len(step.buffers):3d}  tm {microseconds:9.2f}us {rates}")
 
 
 def place_name(place: Place) -> str: return "host" if place is None else f"{place[0].name} {place[1]}"

@@ -11,9 +11,10 @@
 // device's waiters are woken; a packet that fails hands the stop to queue._immediate_stopped(epoch, command_buffer, offset,
 // status), which raises.
 //
-// Replay, TinyJit's base: its `_armed` is None or (Tensor, nodes, result, immediate, captures, counters, kernels).
+// Replay, TinyJit's base: its `_armed` is None or (Tensor, nodes, result, immediate, captures, counters, counts).
 // A call whose positional arguments are Tensors of exactly `nodes` (no keywords), outside any capture on this thread
-// (captures.jits empty), runs `immediate`, adds `kernels` to counters.kernel_count and returns `result`. Any other call, or
+// (captures.jits empty), runs `immediate`, adds each (name, amount) pair of `counts` to that attribute of `counters` and
+// returns `result`. Any other call, or
 // one the queue declines, goes to self._call. The graph's own lock is not taken: the queue's execution lock already keeps
 // any other run of the buffer out while this one executes, and a graph run elsewhere that finds the queue busy submits.
 #define PY_SSIZE_T_CLEAN
@@ -24,10 +25,10 @@
 
 typedef int (*queue_run_fn)(const uint8_t *buffer, uint64_t nbytes, uint64_t *offset, int64_t timeout_ns);
 enum { DONE, SIGNALED };
-enum { TENSOR, NODES, RESULT, IMMEDIATE, CAPTURES, COUNTERS, KERNELS, ARMED_FIELDS };
+enum { TENSOR, NODES, RESULT, IMMEDIATE, CAPTURES, COUNTERS, COUNTS, ARMED_FIELDS };
 
 static PyObject *s_device, *s_executing, *s_error, *s_outstanding, *s_epoch, *s_changed, *s_waiting,
-    *s_notify_waiters, *s_lazydata, *s_jits, *s_kernel_count, *s_call;
+    *s_notify_waiters, *s_lazydata, *s_jits, *s_call;
 
 typedef struct {
   PyObject_HEAD
@@ -294,15 +295,28 @@ static int same_inputs(PyObject *armed, PyObject *args) {
   return nested < 0 ? -1 : nested == 0;
 }
 
-static int count_kernels(PyObject *armed) {
-  PyObject *counters = PyTuple_GET_ITEM(armed, COUNTERS), *count = PyObject_GetAttr(counters, s_kernel_count);
-  if (count == NULL) return -1;
-  PyObject *sum = PyNumber_Add(count, PyTuple_GET_ITEM(armed, KERNELS));
-  Py_DECREF(count);
-  if (sum == NULL) return -1;
-  int result = PyObject_SetAttr(counters, s_kernel_count, sum);
-  Py_DECREF(sum);
-  return result;
+static int add_counts(PyObject *armed) {
+  PyObject *counters = PyTuple_GET_ITEM(armed, COUNTERS), *counts = PyTuple_GET_ITEM(armed, COUNTS);
+  if (!PyTuple_Check(counts)) {
+    PyErr_SetString(PyExc_TypeError, "armed counts must be a tuple of (name, amount) pairs");
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(counts); i++) {
+    PyObject *pair = PyTuple_GET_ITEM(counts, i);
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "armed counts must be a tuple of (name, amount) pairs");
+      return -1;
+    }
+    PyObject *name = PyTuple_GET_ITEM(pair, 0), *count = PyObject_GetAttr(counters, name);
+    if (count == NULL) return -1;
+    PyObject *sum = PyNumber_Add(count, PyTuple_GET_ITEM(pair, 1));
+    Py_DECREF(count);
+    if (sum == NULL) return -1;
+    int result = PyObject_SetAttr(counters, name, sum);
+    Py_DECREF(sum);
+    if (result < 0) return -1;
+  }
+  return 0;
 }
 
 // 1 replayed, 0 declined, -1 error.
@@ -312,7 +326,7 @@ static int replay_armed(PyObject *armed, PyObject *args) {
   int same = same_inputs(armed, args);
   if (same <= 0) return same;
   int ran = immediate_run((Immediate *)immediate);
-  if (ran == 1 && count_kernels(armed) < 0) ran = -1;
+  if (ran == 1 && add_counts(armed) < 0) ran = -1;
   return ran;
 }
 
@@ -373,7 +387,7 @@ static int intern(PyObject **slot, const char *name) { return (*slot = PyUnicode
 PyMODINIT_FUNC PyInit__immediate(void) {
   if (intern(&s_device, "device") || intern(&s_executing, "_executing") || intern(&s_error, "error") || intern(&s_outstanding, "_outstanding") ||
       intern(&s_epoch, "epoch") || intern(&s_changed, "changed") || intern(&s_waiting, "waiting") || intern(&s_notify_waiters, "notify_waiters") ||
-      intern(&s_lazydata, "lazydata") || intern(&s_jits, "jits") || intern(&s_kernel_count, "kernel_count") || intern(&s_call, "_call"))
+      intern(&s_lazydata, "lazydata") || intern(&s_jits, "jits") || intern(&s_call, "_call"))
     return NULL;
   if (PyType_Ready(&ExecutionLockType) < 0 || PyType_Ready(&ImmediateType) < 0 || PyType_Ready(&ReplayType) < 0) return NULL;
   PyObject *m = PyModule_Create(&module);

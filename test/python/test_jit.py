@@ -325,3 +325,20 @@ def test_constant_inputs_are_realized_and_replayed():
   @TinyJit
   def add(a: Tensor, b: Tensor) -> Tensor: return (a + b).realize()
   for value in (2.0, -1.0, 0.5, 7.0): np.testing.assert_array_equal(add(ones(3), Tensor(value)).numpy(), np.full(3, 1 + value, np.float32))
+
+
+def test_global_counters_count_every_call_alike_plain_captured_and_replayed():
+  @TinyJit
+  def f(a: Tensor, b: Tensor) -> Tensor:
+    c = (a + b).realize()
+    d = (c * 2).realize()
+    return (d - a).realize()
+  a, b = Tensor(np.ones((8, 8), np.float32)).realize(), Tensor(np.ones((8, 8), np.float32)).realize()
+  counts = []
+  for _ in range(5):  # a plain call, the capture, then replays (the last ones without Python between kernels)
+    GlobalCounters.reset()
+    f(a, b)
+    Device[a.device].synchronize()
+    counts.append((GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem))
+  assert len(set(counts)) == 1 and counts[0][0] == 3
+  assert counts[0][1] >= 3 * 64 and counts[0][2] == 4 * 64 * (3 + 2 + 3)

@@ -170,3 +170,32 @@ def test_gelu_between_projections_matches_numpy():
   h = x @ w1
   gelu = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
   np.testing.assert_allclose(out, gelu @ w2, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("n,k,m", [(1, 2, 1), (3, 5, 7), (16, 64, 8)])
+def test_global_ops_and_mem_of_a_matmul(n, k, m):
+  a, b = Tensor(np.ones((n, k), np.float32)).realize(), Tensor(np.ones((k, m), np.float32)).realize()
+  GlobalCounters.reset()
+  (a @ b).realize()
+  assert GlobalCounters.global_ops == 2 * n * k * m  # a multiply and an add per point of (n, m, k)
+  assert GlobalCounters.global_mem == 4 * (n * k + k * m + n * m)
+
+
+def test_global_ops_count_loop_invariant_work_once_and_skip_index_arithmetic():
+  x = Tensor(np.ones((6, 10), np.float32)).realize()
+  GlobalCounters.reset()
+  (x.exp().sum(axis=1) * 3 + x[:, ::2].max(axis=1)).realize()  # exp and sum per element, max per read, two ops per row
+  assert GlobalCounters.global_ops == 6 * 10 * 2 + 6 * 5 + 6 * 2
+  GlobalCounters.reset()
+  Tensor.empty(0, 4).exp().realize()
+  assert GlobalCounters.global_ops == 0
+
+
+def test_global_counters_reset_and_unrealized_schedules_count_nothing():
+  x = Tensor(np.ones((4, 4), np.float32)).realize()
+  (x + 1).realize()
+  assert GlobalCounters.global_ops > 0 and GlobalCounters.global_mem > 0
+  GlobalCounters.reset()
+  assert (GlobalCounters.kernel_count, GlobalCounters.global_ops, GlobalCounters.global_mem) == (0, 0, 0)
+  (x * 2).schedule()
+  assert (GlobalCounters.global_ops, GlobalCounters.global_mem) == (0, 0)
