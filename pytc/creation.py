@@ -59,10 +59,11 @@ class Creation:
   """The methods of Tensor that make a tensor from a shape, a value or a range (mixed into it)."""
   @classmethod
   def empty(cls, *shape, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None) -> Tensor:
-    """A realized tensor whose contents are unspecified (stored with each symbolic dim at its largest size)."""
+    """A realized tensor whose contents are unspecified (stored with each symbolic dim at its largest size); on DISK:path,
+    the file's first bytes."""
     shape, device = creation_shape(argfix(*shape), "empty"), Device.canonicalize(device)
     dtype = dtypes.default_float if dtype is None else to_dtype(dtype)
-    return cls(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, concrete(shape))), requires_grad=requires_grad)
+    return cls(LazyOp("buffer", dtype, shape, device, arg=Buffer.storage(device, dtype, concrete(shape))), requires_grad=requires_grad)
 
   def empty_like(self, dtype: DType | str | None = None, device: str | None = None) -> Tensor:
     return type(self).empty(*self.shape, dtype=self.dtype if dtype is None else dtype, device=self.device if device is None else device)

@@ -40,6 +40,9 @@ class _Device:
 Device = _Device()
 
 
+def is_disk(device: str) -> bool: return device.partition(":")[0] == "DISK"
+
+
 class Buffer:
   """Device memory holding `prod(shape)` elements of `dtype`."""
   def __init__(self, device: str, dtype: DType, shape: tuple[int, ...], raw: object | None = None):
@@ -48,6 +51,12 @@ class Buffer:
       nbytes = prod(shape) * dtype.itemsize
       try: self.raw = Device[device].allocator.alloc(nbytes)
       except MemoryError: raise MemoryError(f"cannot allocate {nbytes} bytes on {device} for a {dtype.name} buffer of shape {shape}") from None
+
+  @classmethod
+  def storage(cls, device: str, dtype: DType, shape: tuple[int, ...]) -> Buffer:
+    """A buffer that is the device's own storage: on DISK:path the file's first bytes (runtime/ops_disk.py), else new memory."""
+    raw = Device[device].map_file(prod(shape) * dtype.itemsize) if is_disk(device) else None
+    return cls(device, dtype, shape, raw)
 
   def __del__(self) -> None:
     if self.raw is not None and (device := Device._opened.get(self.device)) is not None: device.allocator.free(self.raw)

@@ -14,7 +14,7 @@ import numpy as np
 from pytc.activations import Activations, float32_for_halves
 from pytc.arguments import calling_op, int_arg, is_int, tensor_arg
 from pytc.creation import Creation, argfix, array_from_python
-from pytc.device import Buffer, Device
+from pytc.device import Buffer, Device, is_disk
 from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wrapped
 from pytc.fp8 import float32_to_fp8, fp8_to_float32
 from pytc.functional import Functional
@@ -61,9 +61,20 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
                dtype: DType | str | None = None, requires_grad: bool | None = None):
     self.grad: Tensor | None = None
     self.requires_grad = requires_grad  # None: a gradient when backward() reaches it (tinygrad's rule); False: never
-    self.lazydata = data if isinstance(data, LazyOp) else \
+    if isinstance(data, pathlib.Path): self.lazydata = self._of_file(data, device, None if dtype is None else to_dtype(dtype))
+    else: self.lazydata = data if isinstance(data, LazyOp) else \
       self._lazydata(data, Device.canonicalize(device), None if dtype is None else to_dtype(dtype))
     Tensor._live.add(weakref.ref(self, Tensor._live.discard))  # one ref per Tensor: the set never compares two live refs
+
+  @staticmethod
+  def _of_file(path: pathlib.Path, device: str | None, dtype: DType | None) -> LazyOp:
+    """A file's elements (uint8 by default; a trailing part smaller than one is left out) on DISK:path, moved to `device`
+    when one is given."""
+    if not path.is_file(): raise FileNotFoundError(f"Tensor of a path: no file at {path}")
+    dtype, disk = dtype or dtypes.uint8, f"DISK:{path.resolve()}"
+    if dtype in dtypes.fp8s or dtype is dtypes.bool: raise TypeError(f"Tensor of a path holds {dtype} only through a bitcast of its bytes")
+    stored = Tensor.empty(path.stat().st_size // dtype.itemsize, dtype=dtype, device=disk)
+    return (stored if device is None else stored.to(device)).lazydata
 
   @staticmethod
   def _lazydata(data, device: str, dtype: DType | None) -> LazyOp:
@@ -75,13 +86,6 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if isinstance(data, Scalar):
       if dtype in dtypes.fp8s: return Tensor(data, device, dtypes.float32).cast(dtype).lazydata
       return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
-    if isinstance(data, pathlib.Path):  # a file's bytes, copied in from a memory map
-      if not data.is_file(): raise FileNotFoundError(f"Tensor of a path: no file at {data}")
-      if (dtype or dtypes.uint8) is not dtypes.uint8: raise TypeError(f"Tensor of a path holds its bytes as uint8, not {dtype}: bitcast it after")
-      size = data.stat().st_size
-      buffer = Buffer(device, dtypes.uint8, (size,))
-      if size: buffer.copyin(np.memmap(data, np.uint8, mode="r"))
-      return LazyOp("buffer", dtypes.uint8, (size,), device, arg=buffer)
     if isinstance(data, bytes):
       dtype = dtype or dtypes.uint8
       if len(data) % dtype.itemsize: raise ValueError(f"{len(data)} bytes are not a whole number of {dtype} elements")
@@ -975,23 +979,30 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def to(self, device: str | None) -> Tensor:
     device = Device.canonicalize(device)
     if device == self.device: return self
-    moved = Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
+    if is_disk(device): return Tensor.empty(*self.shape, dtype=self.dtype, device=device).assign(self)  # into the file
+    moved = self._copy_to(device)
     if self.grad is not None: moved.grad = self.grad.to(device)
     return moved
 
+  def _copy_to(self, device: str) -> Tensor: return Tensor(LazyOp("copy", self.dtype, self.shape, device, (self.lazydata,), device))
+
   def assign(self, x: Tensor | Scalar | list | tuple) -> Tensor:
     """Store `x` (broadcast to this shape, of this dtype) into this tensor's buffer when it is realized: the Tensor keeps its buffer, so
-    everything reading that buffer (views, kernels a TinyJit captured) sees the new data. A tensor without a buffer takes `x`'s graph."""
+    everything reading that buffer (views, kernels a TinyJit captured) sees the new data. A tensor without a buffer takes `x`'s graph.
+    Into a DISK tensor, `x` (from any device) is written to the file at once."""
     if not isinstance(x, Tensor): x = Tensor(x, device=self.device, dtype=self.dtype)
     if x.lazydata is self.lazydata: return self
     if x.dtype != self.dtype: raise RuntimeError(f"assign of {x.dtype} to a tensor of {self.dtype} {self.shape}")
+    if is_disk(self.device):
+      if not Device[self.device].writable: raise PermissionError(f"assign to a tensor on {self.device}: the file is not writable")
+      if x.device != self.device: x = x._copy_to(self.device)
     if x.device != self.device: raise RuntimeError(f"assign from {x.device} to a tensor on {self.device}")
     x = x._broadcast_to(self.shape)
     if getattr(self, "_window_of", None) is not None: return self._assign_window(x)
     if self.lazydata.op in VIEW_OPS: return self._assign_view(x)
     target = self.lazydata.srcs[0] if self.lazydata.op == "assign" else self.lazydata
     self.lazydata = LazyOp("assign", self.dtype, self.shape, self.device, (target, x.lazydata)) if target.is_realized else x.lazydata
-    return self
+    return self.realize() if is_disk(self.device) else self  # a file is written at once
 
   def __iadd__(self, x) -> Tensor: return self.assign(self + x)
   def __isub__(self, x) -> Tensor: return self.assign(self - x)
