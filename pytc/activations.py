@@ -41,7 +41,7 @@ HALF_EXP_ABOVE = 20.0
 
 def fitted(table: dict[DType, Any], dtype: DType) -> Any:
   """The float64 entry of a per-dtype table of fits for float64, the float32 one for the other floats (computed in float32)."""
-  return table[dtypes.float64 if dtype is dtypes.float64 else dtypes.float32]
+  return table[dtypes.float64 if dtype == dtypes.float64 else dtypes.float32]
 
 
 def polynomial(x: Tensor, coefficients: Sequence[float]) -> Tensor:

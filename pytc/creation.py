@@ -36,6 +36,9 @@ def flattened(data: list | tuple):
     else: yield item
 
 
+PYTHON_ELEMENT_ARRAYS = frozenset({"bool", "int64", "float64", "object"})  # what np.asarray makes of Python bools, ints and floats
+
+
 def array_from_python(data: list | tuple, dtype: DType | None) -> tuple[np.ndarray, DType]:
   """Nested lists of Python values as a NumPy array of `dtype`, which defaults to bool, default_int or default_float as the
   elements make it. Ints convert exactly, brought into an integer dtype modulo 2^bits as tinygrad does, and floats into one
@@ -44,6 +47,8 @@ def array_from_python(data: list | tuple, dtype: DType | None) -> tuple[np.ndarr
   if array.dtype.kind not in "biufO": raise TypeError(f"cannot make a Tensor from elements of NumPy dtype {array.dtype}")
   inexact = array.dtype.kind in "fO"
   only_ints = inexact and array.size > 0 and all(isinstance(v, int) for v in flattened(data))
+  if dtype is None and array.dtype.name not in PYTHON_ELEMENT_ARRAYS:  # NumPy made a narrower type: from NumPy scalars
+    raise RuntimeError("a list of NumPy scalars has no dtype of its own: make it an np.array, or give the dtype")
   if dtype is None:
     dtype = dtypes.bool if array.dtype.kind == "b" else dtypes.default_int if array.dtype.kind in "iu" or only_ints else dtypes.default_float
   if not (inexact and (dtype.is_int or array.dtype.kind == "O")): return array, dtype

@@ -78,4 +78,4 @@ class Buffer:
   def numpy(self) -> np.ndarray:
     host = np.empty(self.shape, self.dtype.numpy)
     Device[self.device].allocator.copyout(memoryview(host.reshape(-1).view(np.uint8)), self.raw)
-    return to_numpy(host, self.dtype, self.shape) if self.dtype is dtypes.bfloat16 else host
+    return to_numpy(host, self.dtype, self.shape) if self.dtype == dtypes.bfloat16 else host

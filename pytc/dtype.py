@@ -19,7 +19,7 @@ class DType:
 
   def __repr__(self) -> str: return f"dtypes.{self.name}"
   def __eq__(self, other: object) -> bool:  # hot (every op compares dtypes): the types are made once, so mostly identical
-    return self is other or (type(other) is DType and (self.name, self.itemsize, self.mlir) == (other.name, other.itemsize, other.mlir))
+    return self is other or (isinstance(other, DType) and (self.name, self.itemsize, self.mlir) == (other.name, other.itemsize, other.mlir))
   def __hash__(self) -> int: return hash(self.name)
   @property
   def is_fp8(self) -> bool: return self.name in FP8_NAMES
@@ -49,6 +49,37 @@ class DType:
     return 2 ** (8 * self.itemsize) - 1 + self.min
 
 
+@dataclass(frozen=True, repr=False, eq=False)
+class WeakDType(DType):
+  """The type of a tensor made from a Python scalar without a dtype (tinygrad's weakint and weakfloat): stored and computed
+  as `strong`, the default int or float when it was made (it is that type in every field, and equal to it), but where it
+  meets a tensor of another type it takes that type when the kind allows (see least_upper_dtype): `Tensor(2) * half` is half."""
+  strong: DType | None = None
+
+  def __repr__(self) -> str: return "dtypes.weakfloat" if self.is_float else "dtypes.weakint"
+
+
+@functools.cache
+def weak_of(dtype: DType) -> WeakDType:
+  """The weak type stored as `dtype` (an int or float type)."""
+  if isinstance(dtype, WeakDType): return dtype
+  if dtype.is_bool: raise TypeError("bool has no weak type")
+  return WeakDType(dtype.name, dtype.itemsize, dtype.mlir, dtype.numpy, dtype.priority, dtype)
+
+
+def is_weak(dtype: DType) -> bool: return type(dtype) is WeakDType
+
+
+def strong_dtype(dtype: DType) -> DType:
+  """The type a weak type is stored as; any other type itself."""
+  return dtype.strong if type(dtype) is WeakDType else dtype
+
+
+def weak_scalar_dtype(value: object) -> DType:
+  """The type a Python scalar takes in an op with a tensor: bool, or the weak default int or float."""
+  return dtype if (dtype := dtypes.of_scalar(value)).is_bool else weak_of(dtype)
+
+
 FP8_NAMES = frozenset({"fp8e4m3", "fp8e5m2", "fp8e4m3fnuz", "fp8e5m2fnuz"})
 FLOAT_NAMES = FP8_NAMES | {"float16", "bfloat16", "float32", "float64"}
 UNSIGNED_NAMES = frozenset({"uint8", "uint16", "uint32", "uint64"})
@@ -57,7 +88,17 @@ STRUCT_FORMATS = {"bool": "?", "int8": "b", "uint8": "B", "int16": "h", "uint16"
                   "uint64": "Q", "float16": "e", "float32": "f", "float64": "d"}
 
 
-class dtypes:
+class _WeakTypes(type):
+  """`dtypes.weakint` and `dtypes.weakfloat` follow `default_int` and `default_float`."""
+  @property
+  def weakint(cls) -> WeakDType: return weak_of(cls.default_int)
+  @property
+  def weakfloat(cls) -> WeakDType: return weak_of(cls.default_float)
+  @property
+  def weaks(cls) -> tuple[WeakDType, WeakDType]: return (cls.weakint, cls.weakfloat)
+
+
+class dtypes(metaclass=_WeakTypes):
   """The element types by name, their groups (floats, ints, uints, sints, fp8s, all) and questions about them. The fp8 types
   are storage types: their buffers hold the 8-bit patterns, and they cast to and from the other types."""
   @staticmethod
@@ -155,10 +196,25 @@ def _reachable(dtype: DType) -> set[DType]:
   return found
 
 
-@functools.cache
 def least_upper_dtype(*types: DType) -> DType:
-  common = set.intersection(*(_reachable(t) for t in types))
-  return min(common, key=lambda t: t.priority)
+  """The type an op over `types` computes in: the least one every type reaches in the lattice. Weak types yield: among
+  strong types the lattice decides, and a weak type changes the result only when its kind (int above bool, float above
+  int) is higher, to the least type reaching both (int32 with a weak float: default_float; bool with a weak int:
+  default_int); weak types alone give the weak float when there is one, else the weak int."""
+  return _least_upper(tuple((is_weak(t), t) for t in types))  # keyed by weakness: a weak type is equal to its strong one
+
+
+@functools.cache
+def _least_upper(keyed: tuple[tuple[bool, DType], ...]) -> DType:
+  weak, strong = [t for w, t in keyed if w], [t for w, t in keyed if not w]
+  if not weak: return min(set.intersection(*(_reachable(t) for t in strong)), key=lambda t: t.priority)
+  widest = next((t for t in weak if t.is_float), weak[0])
+  if not strong: return widest
+  upper = least_upper_dtype(*strong)
+  return upper if _kind(upper) >= _kind(widest) else least_upper_dtype(upper, widest.strong)
+
+
+def _kind(dtype: DType) -> int: return 2 if dtype.is_float else 1 if dtype.is_int else 0
 
 
 class NotADType(TypeError, AttributeError):
@@ -180,13 +236,13 @@ def sum_dtype(dtype: DType) -> DType:
 
 def to_numpy(data: bytes | memoryview, dtype: DType, shape: tuple[int, ...]) -> np.ndarray:
   array = np.frombuffer(data, dtype=dtype.numpy).reshape(shape)
-  if dtype is dtypes.bfloat16: return (array.astype(np.uint32) << 16).view(np.float32)
+  if dtype == dtypes.bfloat16: return (array.astype(np.uint32) << 16).view(np.float32)
   return array.copy()
 
 
 def from_numpy(array: np.ndarray, dtype: DType) -> np.ndarray:
   """`array` as the bytes a buffer of `dtype` holds (bfloat16 rounded to nearest even; a NaN stays a quiet NaN of its sign)."""
-  if dtype is dtypes.bfloat16:
+  if dtype == dtypes.bfloat16:
     values = np.asarray(array)
     with np.errstate(over="ignore", invalid="ignore"):
       floats = np.ascontiguousarray(values, dtype=np.float32)

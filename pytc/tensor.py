@@ -15,7 +15,7 @@ from pytc.activations import Activations, float32_for_halves
 from pytc.arguments import calling_op, int_arg, is_int, tensor_arg
 from pytc.creation import Creation, argfix, array_from_python
 from pytc.device import Buffer, Device, is_disk
-from pytc.dtype import DType, dtypes, least_upper_dtype, sum_dtype, to_dtype, wrapped
+from pytc.dtype import DType, dtypes, is_weak, least_upper_dtype, strong_dtype, sum_dtype, to_dtype, weak_scalar_dtype, wrapped
 from pytc.fp8 import float32_to_fp8, fp8_to_float32
 from pytc.functional import Functional
 from pytc.gradient import cast_gradient, gradients, materialized_gradient, ruled
@@ -49,6 +49,11 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     if len(sizes) > 1: raise ValueError(f"cannot broadcast shapes {' and '.join(str(tuple(s)) for s in shapes)}")
     result.append(sizes.pop() if sizes else 1)
   return tuple(result)
+
+
+def exact_constant(value: Scalar, dtype: DType) -> bool:
+  """Whether a constant of `dtype` can hold the Python `value` as is (wrapping an int, truncating a finite float to an int)."""
+  return not dtype.is_fp8 and (dtype.is_float or dtype.is_bool or isinstance(value, int) or math.isfinite(value))
 
 
 class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting, Resample, PaddingModes, InverseTrig, Selection, Activations):
@@ -85,7 +90,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if isinstance(data, np.generic): data = np.asarray(data)
     if isinstance(data, Scalar):
       if dtype in dtypes.fp8s: return Tensor(data, device, dtypes.float32).cast(dtype).lazydata
-      return LazyOp("const", dtype or dtypes.of_scalar(data), (), device, arg=data)
+      return LazyOp("const", dtype or weak_scalar_dtype(data), (), device, arg=data)
     if isinstance(data, bytes):
       dtype = dtype or dtypes.uint8
       if len(data) % dtype.itemsize: raise ValueError(f"{len(data)} bytes are not a whole number of {dtype} elements")
@@ -183,6 +188,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     if CAPTURES.launches:
       from pytc.jit import JitError
       raise JitError(f"reading a {self.shape} tensor's data while TinyJit captures would bake this call's values into every replay")
+    if is_weak(self.dtype): return self.cast(strong_dtype(self.dtype)).numpy()  # as it is stored
     if self.dtype in dtypes.fp8s: return self.float().numpy()
     if self.lazydata.op == "const" and self.dtype.fmt is not None:
       value = wrapped(self.lazydata.arg, self.dtype) if self.dtype.is_int else self.lazydata.arg
@@ -212,9 +218,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
       shape = broadcast_shape(self.shape, other.shape)
       pair = (self.cast(dtype)._expanded_to(shape), other.cast(dtype)._expanded_to(shape))
     elif isinstance(other, Scalar):
-      # a Python scalar takes a float tensor's dtype, and an int tensor's when it is an int; else the lattice decides
-      keeps = self.dtype.is_float or (not self.dtype.is_bool and isinstance(other, int) and not isinstance(other, bool))
-      dtype = self.dtype if keeps else least_upper_dtype(self.dtype, dtypes.of_scalar(other))
+      dtype = least_upper_dtype(self.dtype, weak_scalar_dtype(other))  # a weak type: it takes the tensor's where the kind allows
       if dtype.is_fp8: const = Tensor.full(self.shape, other, dtype, self.device)  # the scalar rounded to the fp8 type
       else: const = Tensor(LazyOp("const", dtype, self.shape, self.device, arg=other))
       pair = (self.cast(dtype), const)
@@ -240,14 +244,19 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
 
   def cast(self, dtype: DType | str) -> Tensor:
     if not isinstance(dtype, DType | str): raise TypeError(f"cast needs a pytc dtype (dtypes.float32, 'float32', ...), got {dtype!r}")
-    if (dtype := to_dtype(dtype)) == self.dtype: return self
+    if (dtype := to_dtype(dtype)) == self.dtype and is_weak(dtype) == is_weak(self.dtype): return self
+    if is_weak(self.dtype) and self.lazydata.op == "const" and exact_constant(self.lazydata.arg, dtype):
+      # the Python value itself in the new type (not the value as first stored); its gradient passes as a cast's
+      return ruled(Tensor(LazyOp("const", dtype, self.shape, self.device, arg=self.lazydata.arg)), (self,), cast_gradient, ())
+    if dtype == self.dtype: return self._unary("cast", dtype)  # a weak type and the one it is stored as: the same bits
     if self.dtype.is_fp8: return ruled(fp8_to_float32(self.bitcast(dtypes.uint8), self.dtype).cast(dtype), (self,), cast_gradient, ())
     if dtype.is_fp8: return ruled(float32_to_fp8(self.cast(dtypes.float32), dtype).bitcast(dtype), (self,), cast_gradient, ())
     return self._unary("cast", dtype)
   def bitcast(self, dtype: DType | str) -> Tensor:
     """The same bytes read as `dtype`. When the item size changes, the last dimension is rescaled (float32 to int8 makes it
     4x longer), as little-endian memory would be: a last dimension whose bytes do not divide into items raises RuntimeError."""
-    if (dtype := to_dtype(dtype)) == self.dtype: return self
+    if (dtype := to_dtype(dtype)) == self.dtype and is_weak(dtype) == is_weak(self.dtype): return self
+    if is_weak(self.dtype): return self.cast(strong_dtype(self.dtype)).bitcast(dtype)  # the bytes it is stored as
     if dtypes.bool in (self.dtype, dtype):  # a bool's byte is 0 or 1; a byte read as a bool is whether it is nonzero
       return self.cast(dtypes.uint8).bitcast(dtype) if self.dtype is dtypes.bool else self.bitcast(dtypes.uint8).cast(dtypes.bool)
     if dtype.itemsize == self.dtype.itemsize: return self._unary("bitcast", dtype)
@@ -281,8 +290,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
 
   def _float_unary(self, op: str) -> Tensor:
-    x = self if self.dtype.is_float else self.cast(dtypes.default_float)
-    return x._unary(op)
+    return self._float_cast()._unary(op)
 
   # *** elementwise math ***
 
@@ -305,7 +313,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     """max(self, 0) keeping NaN, with gradient 0 at 0 as torch (maximum would split it at the tie)."""
     return ((self < 0) | (self == 0)).where(0, self)
   def abs(self) -> Tensor: return self if self.dtype.is_unsigned or self.dtype.is_bool else self.maximum(-self)
-  def _float_cast(self) -> Tensor: return self if self.dtype.is_float else self.cast(dtypes.default_float)
+  def _float_cast(self) -> Tensor:
+    """Self as a float: ints and bool as default_float (a weak int as the weak float)."""
+    return self if self.dtype.is_float else self.cast(dtypes.weakfloat if is_weak(self.dtype) else dtypes.default_float)
 
   def add(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binary("add", x, reverse)
   def mul(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binary("mul", x, reverse)
@@ -428,7 +438,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
   def tan(self) -> Tensor:
     """sin / cos; for float32 the quotient is taken in float64 and rounded once (sin and cos are each within 0.5 ulp)."""
     x = self._float_cast()
-    return (x.sin().double() / x.cos().double()).cast(x.dtype) if x.dtype is dtypes.float32 else x.sin() / x.cos()
+    return (x.sin().double() / x.cos().double()).cast(x.dtype) if x.dtype == dtypes.float32 else x.sin() / x.cos()
   def log10(self) -> Tensor: return self.log2() * math.log10(2)
   def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor:
     if self.dtype is dtypes.uint8 and isinstance(weight, Tensor): return self._lerp_uint8(end, weight)

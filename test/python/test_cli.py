@@ -33,7 +33,7 @@ def test_compile_reports_errors(tmp_path, capsys):
 
 
 def test_devices(capsys):
-  assert main(["devices"]) == 0 and capsys.readouterr().out.split() == ["AMD", "CPU", "EMU", "NV"]
+  assert main(["devices"]) == 0 and capsys.readouterr().out.split() == ["AMD", "CPU", "DISK", "EMU", "NV"]
 
 
 def compile_graph(tmp_path, *args: str) -> int:

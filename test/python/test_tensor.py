@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from pytc import Device, GlobalCounters, Tensor, dtypes, realize
+from pytc import Context, Device, GlobalCounters, Tensor, dtypes, realize
+from pytc.dtype import is_weak, least_upper_dtype
 
 rng = np.random.default_rng(0)
 A = rng.standard_normal((3, 5)).astype(np.float32)
@@ -285,6 +286,61 @@ def test_dtypes_copied_or_pickled_stay_equal_and_keep_their_hash():
 def test_scalar_promotion():
   assert (Tensor([1, 2]) * 2.5).dtype == dtypes.float32 and (Tensor([1.0], dtype=dtypes.float16) * 2).dtype == dtypes.float16
   assert (Tensor([1, 2], dtype=dtypes.uint8) + 1).dtype == dtypes.uint8 and (Tensor([True]) + 1).dtype == dtypes.int32
+
+
+STRONG = [t for t in dtypes.all if not t.is_fp8]
+
+
+@pytest.mark.parametrize("dtype", STRONG, ids=str)
+def test_a_scalar_tensor_is_weak_and_yields_like_a_python_scalar(dtype):
+  t = Tensor([1, 0], dtype=dtype)
+  for scalar in (3, 2.5):
+    weak = Tensor(scalar)
+    assert weak.dtype == (dtypes.weakint if isinstance(scalar, int) else dtypes.weakfloat)
+    assert (weak * t).dtype == (t * scalar).dtype == (t * weak).dtype == least_upper_dtype(dtype, weak.dtype)
+    expected = (t * scalar).numpy()
+    np.testing.assert_array_equal((weak * t).numpy(), expected)
+    np.testing.assert_array_equal((t * weak).numpy(), expected)
+  assert (Tensor(3) + Tensor([1], dtype=dtypes.int8)).dtype is dtypes.int8 and (Tensor(2.5) * Tensor([1.0], dtype=dtypes.half)).dtype is dtypes.half
+
+
+def test_weak_tensors_together_stay_weak_and_read_back_at_the_defaults():
+  assert repr(Tensor(2).dtype) == "dtypes.weakint" and repr(Tensor(2.0).dtype) == repr(Tensor(None).dtype) == "dtypes.weakfloat"
+  assert Tensor(True).dtype is dtypes.bool and Tensor([1]).dtype is dtypes.int32 and Tensor(np.float32(2)).dtype is dtypes.float32
+  assert (Tensor(2) + 1).dtype == dtypes.weakint and is_weak((Tensor(2) + 1).dtype)
+  assert all(is_weak(t.dtype) and t.dtype.is_float for t in (Tensor(2) + 1.5, Tensor(2) * Tensor(0.5), Tensor(2).sqrt(), Tensor(2.0).exp()))
+  assert not is_weak(Tensor(2).cast(dtypes.int32).dtype) and not is_weak(Tensor(2).float().dtype) and not is_weak((Tensor(2) + Tensor([1])).dtype)
+  assert Tensor(2).item() == 2 and Tensor(None).item() == 0.0 and Tensor(2).numpy().dtype == np.int32
+  for value in (float("inf"), float("-inf"), -0.0, 1e30):
+    assert Tensor(value).numpy() == np.float32(value) and np.signbit(Tensor(value).numpy()) == np.signbit(value)
+  assert np.isnan(Tensor(float("nan")).numpy())
+  with Context(DEFAULT_INT="int16", DEFAULT_FLOAT="float16"):
+    assert Tensor(2).dtype == dtypes.weakint == dtypes.int16 and Tensor(2).numpy().dtype == np.int16
+    assert Tensor(2.5).numpy().dtype == np.float16 and (Tensor(70000) + Tensor([1], dtype=dtypes.int32)).item() == 70001
+  assert Tensor(300).cast(dtypes.int8).item() == np.int64(300).astype(np.int8)  # the value, not its stored int32, is cast
+
+
+def test_a_list_of_numpy_scalars_needs_a_dtype():
+  with pytest.raises(RuntimeError, match="NumPy scalars"): Tensor([np.int32(1), np.int32(2)])
+  with pytest.raises(RuntimeError, match="NumPy scalars"): Tensor([[np.float16(1)]])
+  assert Tensor([np.int32(1)], dtype=dtypes.int32).tolist() == [1] and Tensor([np.float32(0.5)], dtype="float32").tolist() == [0.5]
+
+
+def test_gradients_pass_through_weak_tensors():
+  w, x = Tensor(2.0, requires_grad=True), Tensor([1.0, 3.0], requires_grad=True)
+  (w * x + w.exp() * x).sum().backward()
+  np.testing.assert_allclose(w.grad.numpy(), 4 + np.exp(2) * 4, rtol=1e-6)
+  np.testing.assert_allclose(x.grad.numpy(), [2 + np.exp(2)] * 2, rtol=1e-6)
+
+
+def test_least_upper_dtype_with_weak_types():
+  wi, wf = dtypes.weakint, dtypes.weakfloat
+  assert least_upper_dtype(wi, wi) == wi and is_weak(least_upper_dtype(wi, wi)) and is_weak(least_upper_dtype(wi, wf))
+  assert least_upper_dtype(wi, wf).is_float and least_upper_dtype(dtypes.bool, wi) is dtypes.int32
+  assert least_upper_dtype(dtypes.uint8, wi) is dtypes.uint8 and least_upper_dtype(dtypes.int64, wf) is dtypes.float32
+  assert least_upper_dtype(dtypes.int8, dtypes.uint8, wi) is dtypes.int16 and least_upper_dtype(dtypes.bfloat16, wf) is dtypes.bfloat16
+  assert least_upper_dtype(dtypes.int32) is dtypes.int32  # strong types as before, the cache telling weak from strong
+  assert least_upper_dtype(wi) == wi and is_weak(least_upper_dtype(wi))
 
 
 def test_from_blob_uses_host_memory_in_place():
