@@ -36,7 +36,8 @@ def flattened(data: list | tuple):
     else: yield item
 
 
-PYTHON_ELEMENT_ARRAYS = frozenset({"bool", "int64", "float64", "object"})  # what np.asarray makes of Python bools, ints and floats
+# what np.asarray makes of Python bools, ints (uint64 for those past int64, object past uint64) and floats
+PYTHON_ELEMENT_ARRAYS = frozenset({"bool", "int64", "uint64", "float64", "object"})
 
 
 def array_from_python(data: list | tuple, dtype: DType | None) -> tuple[np.ndarray, DType]:

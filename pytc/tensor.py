@@ -66,9 +66,9 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
                dtype: DType | str | None = None, requires_grad: bool | None = None):
     self.grad: Tensor | None = None
     self.requires_grad = requires_grad  # None: a gradient when backward() reaches it (tinygrad's rule); False: never
-    if isinstance(data, pathlib.Path): self.lazydata = self._of_file(data, device, None if dtype is None else to_dtype(dtype))
-    else: self.lazydata = data if isinstance(data, LazyOp) else \
-      self._lazydata(data, Device.canonicalize(device), None if dtype is None else to_dtype(dtype))
+    if isinstance(data, LazyOp): self.lazydata = data
+    elif isinstance(data, pathlib.Path): self.lazydata = self._of_file(data, device, None if dtype is None else to_dtype(dtype))
+    else: self.lazydata = self._lazydata(data, Device.canonicalize(device), None if dtype is None else to_dtype(dtype))
     Tensor._live.add(weakref.ref(self, Tensor._live.discard))  # one ref per Tensor: the set never compares two live refs
 
   @staticmethod

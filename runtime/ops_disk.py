@@ -15,13 +15,18 @@ import numpy as np
 from pytc.runtime.ops_cpu import CPUAllocator, CPUBuffer, CPUDevice
 
 
+def writable(path: str) -> bool:
+  """Whether this process may write the file at `path` (or create it there)."""
+  return not os.path.exists(path) or os.access(path, os.W_OK)
+
+
 class DISKDevice(CPUDevice):
   def __init__(self, name: str):
     self.path = name.partition(":")[2]
     if not self.path: raise ValueError(f"device '{name}' names no file: say DISK:/path/to/file")
     if os.path.isdir(self.path): raise IsADirectoryError(f"device '{name}': {self.path} is a directory")
     super().__init__(name)
-    self.writable = not os.path.exists(self.path) or os.access(self.path, os.W_OK)
+    self.writable = writable(self.path)
     self.allocator = CPUAllocator()
 
   def map_file(self, nbytes: int) -> CPUBuffer:
