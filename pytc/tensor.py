@@ -77,7 +77,7 @@ class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting,
     when one is given."""
     if not path.is_file(): raise FileNotFoundError(f"Tensor of a path: no file at {path}")
     dtype, disk = dtype or dtypes.uint8, f"DISK:{path.resolve()}"
-    if dtype in dtypes.fp8s or dtype is dtypes.bool: raise TypeError(f"Tensor of a path holds {dtype} only through a bitcast of its bytes")
+    if dtype.is_fp8 or dtype.is_bool: raise TypeError(f"Tensor of a path holds {dtype} only through a bitcast of its bytes")
     stored = Tensor.empty(path.stat().st_size // dtype.itemsize, dtype=dtype, device=disk)
     return (stored if device is None else stored.to(device)).lazydata
 

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from pytc.runtime.ops_cpu import CPUAllocator, CPUBuffer, CPUDevice
+from pytc.runtime.ops_cpu import CPUBuffer, CPUDevice
 
 
 def writable(path: str) -> bool:
@@ -27,7 +27,6 @@ class DISKDevice(CPUDevice):
     if os.path.isdir(self.path): raise IsADirectoryError(f"device '{name}': {self.path} is a directory")
     super().__init__(name)
     self.writable = writable(self.path)
-    self.allocator = CPUAllocator()
 
   def map_file(self, nbytes: int) -> CPUBuffer:
     """The file's first `nbytes`, mapped (shared when writable, else copy-on-write); the file grows with zeros to hold them."""
