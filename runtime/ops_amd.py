@@ -1,7 +1,8 @@
 """The AMD device: an AMD GPU driven through KFD with command buffers pytc encodes itself (no ROCm runtime in the launch path).
 
-- Names: "AMD" / "AMD:<n>" open the n-th GPU of `/dev/kfd`; "AMD:MOCK" / "AMD:MOCK:<n>" the MOCK driver's (0: a gfx942,
-  1: a gfx1100), which executes every packet this device writes on the CPU. The MOCK is only ever chosen by name.
+- Names: "AMD" / "AMD:<n>" open the n-th GPU of `/dev/kfd`; "AMD:MOCK" / "AMD:MOCK:<n>" the MOCK driver's (0: a gfx1100,
+  1: a gfx942), which executes every packet this device writes on the CPU (and on the gfx1100 the kernels' machine code).
+  The MOCK is only ever chosen by name.
 - Memory: tensors in VRAM; host-visible memory for rings, signals, kernel arguments and staging (runtime/amd/gpu.py).
   copyin/copyout go through 2 MiB staging buffers (each held by one thread at a time) and the SDMA copy queue, transfers
   through the copy queue alone. For command graphs (runtime/graph.py): `staging(n)` gives host-visible memory for a copy
@@ -405,7 +406,9 @@ class AMDDevice(Compiled):
       memory, hardware = data.memory_exception_data, data.hw_exception_data
       if memory.gpu_id == self.gpu.gpu_id and self.error is None:
         kind = "page not present" if memory.failure_not_present else "write to read-only memory" if memory.failure_read_only else "access refused"
-        self.error = f"{self.name}: GPU memory fault in the page at address {memory.va:#x} ({kind}); the device stopped: reset() it"
+        faults = self.gpu.driver.gpus[self.gpu.gpu_id].faults if self.mock else []  # the MOCK knows what faulted
+        detail = f": {faults[-1][1]}" if faults else ""
+        self.error = f"{self.name}: GPU memory fault in the page at address {memory.va:#x} ({kind}){detail}; the device stopped: reset() it"
       elif hardware.gpu_id == self.gpu.gpu_id and self.error is None:
         self.error = f"{self.name}: GPU hardware exception (reset type {hardware.reset_type}); the device stopped: reset() it"
 

@@ -140,8 +140,8 @@ def link(obj: bytes, name: str) -> bytes:
     with open(dst, "rb") as f: return f.read()
 
 
-def compile_llvm_ir(text: str, chip: str, name: str = "kernels") -> bytes:
-  """An HSACO from LLVM IR text: parsed afresh (one parse serves one emit), the work-item queries linked in, -O3, object code."""
+def optimized(text: str, chip: str, name: str = "kernels"):
+  """LLVM IR text parsed afresh (one parse serves one emit), the work-item queries linked in, -O3: (module, target machine)."""
   llvm = _llvm()
   try:
     module = llvm.parse_assembly(text)
@@ -153,12 +153,24 @@ def compile_llvm_ir(text: str, chip: str, name: str = "kernels") -> bytes:
   machine = llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=chip, features=f"+wavefrontsize{wave_size(chip)}", opt=3, reloc="pic")
   builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=3))
   builder.getModulePassManager().run(module, builder)
+  return module, machine
+
+
+def compile_llvm_ir(text: str, chip: str, name: str = "kernels") -> bytes:
+  """An HSACO from LLVM IR text: optimized, emitted as object code, linked."""
+  module, machine = optimized(text, chip, name)
   code = link(machine.emit_object(module), name)
   try: code_object = parse_code_object(code)
   except ValueError as e: raise AMDGPUCompileError(f"the linked code object of {name} is unreadable: {e}") from None
   if code_object.undefined:
     raise AMDGPUCompileError(f"the code object of {name} for {chip} has undefined symbols: {', '.join(code_object.undefined)}")
   return code
+
+
+def assembly(text: str, chip: str, name: str = "kernels") -> str:
+  """LLVM's assembly text for the same LLVM IR, as `compile_llvm_ir` would build it (for checking a disassembly)."""
+  module, machine = optimized(text, chip, name)
+  return machine.emit_assembly(module)
 
 
 def code_object(module: ir.Module, chip: str) -> dict[str, bytes]:

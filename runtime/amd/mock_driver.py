@@ -1,10 +1,10 @@
-"""A fake KFD: the kernel side of `kfd.Driver` for two GPUs (gfx942, one XCC; gfx1100), in the memory of this process.
+"""A fake KFD: the kernel side of `kfd.Driver` for two GPUs (gfx1100; gfx942, one XCC), in the memory of this process.
 
 Nothing here touches the real /dev or /sys. GPU memory is host memory of this process at the address KFD would give it (one
 virtual address space for the CPU and the GPUs), so the engines executing the rings (runtime/amd/mock_gpu.py, built by
 `engine_factory` when a queue is created) read and write it with ctypes.
 
-- Files: a fake sysfs (topology nodes 0 = the CPU, 1 = gfx942, 2 = gfx1100 with `gpu_id` and `properties`, one "key value"
+- Files: a fake sysfs (topology nodes 0 = the CPU, 1 = gfx1100, 2 = gfx942 with `gpu_id` and `properties`, one "key value"
   per line; ip_discovery versions of GC, SDMA0 and NBIF under /sys/class/drm/renderD<minor>), /dev/kfd and the two render
   nodes. `open` gives fake descriptors (>= 1 << 30); any other path raises FileNotFoundError.
 - ioctls (on a /dev/kfd descriptor only) check their arguments as the kernel does and fail with a `KFDError` naming the field
@@ -55,20 +55,20 @@ CPU_PROPERTIES = {"cpu_cores_count": 16, "simd_count": 0, "mem_banks_count": 1, 
                   "max_waves_per_simd": 0, "lds_size_in_kb": 0, "wave_front_size": 0, "array_count": 0, "gfx_target_version": 0,
                   "vendor_id": 0, "device_id": 0, "drm_render_minor": 0, "local_mem_size": 0, "num_xcc": 0}
 GPU_TABLE = (
-  (1, 0x8C4D, {"cpu_cores_count": 0, "simd_count": 152, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 1, "simd_id_base": 0x80001000,
-               "max_waves_per_simd": 8, "lds_size_in_kb": 64, "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": 64, "array_count": 4,
-               "simd_arrays_per_engine": 1, "cu_per_simd_array": 10, "simd_per_cu": 4, "max_slots_scratch_cu": 32, "gfx_target_version": 90402,
-               "vendor_id": 0x1002, "device_id": 0x74A1, "location_id": 0x0C00, "domain": 0, "drm_render_minor": 128, "hive_id": 0,
-               "num_sdma_engines": 2, "num_sdma_xgmi_engines": 6, "num_sdma_queues_per_engine": 8, "num_cp_queues": 24,
-               "max_engine_clk_fcompute": 2100, "local_mem_size": 8 << 30, "num_xcc": 1},
-   {kfd.GC_HWID: (9, 4, 2), kfd.SDMA0_HWID: (4, 4, 2), kfd.NBIF_HWID: (7, 9, 0)}),
-  (2, 0x2F7A, {"cpu_cores_count": 0, "simd_count": 192, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 1, "simd_id_base": 0x80002000,
+  (1, 0x2F7A, {"cpu_cores_count": 0, "simd_count": 192, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 1, "simd_id_base": 0x80002000,
                "max_waves_per_simd": 16, "lds_size_in_kb": 64, "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": 32, "array_count": 12,
                "simd_arrays_per_engine": 2, "cu_per_simd_array": 8, "simd_per_cu": 2, "max_slots_scratch_cu": 32, "gfx_target_version": 110000,
                "vendor_id": 0x1002, "device_id": 0x744C, "location_id": 0x0300, "domain": 0, "drm_render_minor": 129, "hive_id": 0,
                "num_sdma_engines": 2, "num_sdma_xgmi_engines": 0, "num_sdma_queues_per_engine": 6, "num_cp_queues": 24,
                "max_engine_clk_fcompute": 2500, "local_mem_size": 24 << 30, "num_xcc": 1},
    {kfd.GC_HWID: (11, 0, 0), kfd.SDMA0_HWID: (6, 0, 0), kfd.NBIF_HWID: (4, 3, 0)}),
+  (2, 0x8C4D, {"cpu_cores_count": 0, "simd_count": 152, "mem_banks_count": 1, "caches_count": 0, "io_links_count": 1, "simd_id_base": 0x80001000,
+               "max_waves_per_simd": 8, "lds_size_in_kb": 64, "gds_size_in_kb": 0, "num_gws": 64, "wave_front_size": 64, "array_count": 4,
+               "simd_arrays_per_engine": 1, "cu_per_simd_array": 10, "simd_per_cu": 4, "max_slots_scratch_cu": 32, "gfx_target_version": 90402,
+               "vendor_id": 0x1002, "device_id": 0x74A1, "location_id": 0x0C00, "domain": 0, "drm_render_minor": 128, "hive_id": 0,
+               "num_sdma_engines": 2, "num_sdma_xgmi_engines": 6, "num_sdma_queues_per_engine": 8, "num_cp_queues": 24,
+               "max_engine_clk_fcompute": 2100, "local_mem_size": 8 << 30, "num_xcc": 1},
+   {kfd.GC_HWID: (9, 4, 2), kfd.SDMA0_HWID: (4, 4, 2), kfd.NBIF_HWID: (7, 9, 0)})
 )
 
 

@@ -4,7 +4,10 @@ hardware would:
 
 - PM4: SET_SH_REG fills a register file; DISPATCH_DIRECT runs the kernel whose code address COMPUTE_PGM_LO/HI hold, over
   the grid in the packet and the workgroup size in COMPUTE_NUM_THREAD_X/Y/Z, with the kernarg pointer of the user-data
-  registers: its CPU emulation (the `EMU` lowering of the same mapped kernel, compiled with the grid as arguments) is
+  registers. On gfx11 the MOCK executes the code object's own machine code from GPU memory (the RDNA3 emulator of
+  runtime/amd/rdna3: the initial SGPRs and VGPRs as the registers and RSRC2 set them up, memory through this GPU's mapped
+  ranges, a fault naming the instruction); `PYTC_AMD_MOCK=emulation` (and gfx9, whose ISA is not emulated) runs the
+  kernel's CPU emulation instead (the `EMU` lowering of the same mapped kernel, compiled with the grid as arguments),
   called with the buffer addresses read from those kernarg bytes. The registers are checked against the kernel's
   descriptor (RSRC1/2/3, LDS, wave size, user SGPRs) and the workgroup size against its mapping. RELEASE_MEM writes
   32/64-bit values or the 100 MHz clock and raises interrupts; WAIT_REG_MEM stalls the queue until memory compares true
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import os
 import struct
 import threading
 import time
@@ -25,6 +29,8 @@ import weakref
 from typing import Any
 
 from pytc.runtime.amd import pm4, sdma
+from pytc.runtime.amd.rdna3 import wave
+from pytc.runtime.amd.rdna3.memory import GlobalMemory
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.ops_cpu import KERNEL_ABI, Kernargs, load_library
@@ -53,13 +59,22 @@ class Emulation:
   pointers: tuple[int, ...]  # kernarg offsets of the buffer pointers
   buffer_bytes: tuple[int, ...]  # each buffer's size
   kernarg_size: int
+  image_base: int  # the loaded code object, which the ISA executor reads from GPU memory at each dispatch
+  image_size: int
+
+
+def executes_isa(family: int) -> bool:
+  """Whether dispatches run the code object's machine code (gfx11 unless PYTC_AMD_MOCK=emulation) or its CPU emulation."""
+  mode = os.environ.get("PYTC_AMD_MOCK", "isa").strip().lower()
+  if mode not in ("isa", "emulation"): raise ValueError(f"PYTC_AMD_MOCK={mode!r}: the MOCK executes 'isa' (the default) or 'emulation'")
+  return family == pm4.GFX11 and mode == "isa"
 
 
 class Emulations:
   """A program's kernels registered with a MOCK GPU by code address, while the program lives."""
   def __init__(self, gpu: Any, code: bytes, base: int, library: bytes, infos: tuple[KernelInfo, ...]):
     self.library, code_object = load_library(library), parse_code_object(code)
-    self.gpu, self.addresses = gpu, []
+    self.gpu, self.addresses, image_size = gpu, [], len(code_object.image())
     for info in infos:
       kernel = code_object.kernels[info.name]
       entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
@@ -67,7 +82,7 @@ class Emulations:
       pointers = tuple(a.offset for a in kernel.args if a.value_kind == "global_buffer")
       self.addresses.append(address := base + kernel.code_address)
       gpu.emulations[address] = Emulation(info.name, entry, kernel.descriptor, info.sizes["local"], pointers, buffer_bytes,
-                                          kernel.kernarg_segment_size)
+                                          kernel.kernarg_segment_size, base, image_size)
     weakref.finalize(self, Emulations.unregister, gpu, list(self.addresses)).atexit = False
 
   @staticmethod
@@ -85,6 +100,7 @@ class Engine:
     self.write = ctypes.c_uint64.from_address(queue.write_pointer)
     self.family, self.version = pm4.family(self.gpu.arch), sdma.sdma_version(self.gpu.arch)
     self.registers: dict[int, int] = {}
+    self.isa_memory = GlobalMemory(lambda: self.gpu.ranges.spans)
     self.wake, self.stopped, self.halted = threading.Event(), False, False
     threading.Thread(target=self.run, name=f"mock-{self.gpu.arch}-{'pm4' if self.kind == COMPUTE else 'sdma'}", daemon=True).start()
 
@@ -223,6 +239,7 @@ class Engine:
               (self.family != pm4.GFX11 or bool(initiator & pm4.INITIATOR_CS_W32_EN) == d.wave32, "the initiator's wave size is not the kernel's")]
     problems = [message for ok, message in checks if not ok]
     if problems: raise Fault(code, f"dispatch of {kernel.name}: {'; '.join(problems)}")
+    if executes_isa(self.family): return self.execute(kernel, code, (x, y, z), local, lds)
     kernarg = regs.get(r.user_data_0, 0) | regs.get(r.user_data_0 + 1, 0) << 32
     self.check(kernarg, kernel.kernarg_size, f"kernel {kernel.name}'s kernarg segment")
     pointers = [self.load(kernarg + offset, "<Q", "kernarg") for offset in kernel.pointers]
@@ -230,6 +247,19 @@ class Engine:
       self.check(pointer, nbytes, f"kernel {kernel.name}'s buffer argument {i}")
     args = Kernargs([*pointers, x, y, z])
     KERNEL_ABI(kernel.entry)(args.address + 8)
+
+
+  def execute(self, kernel: Emulation, code: int, grid: tuple[int, int, int], local: tuple[int, int, int], lds: int) -> None:
+    """Run the machine code at `code` over the grid: the user SGPRs are the COMPUTE_USER_DATA registers RSRC2 counts."""
+    r, regs = pm4.registers(self.family), self.registers
+    rsrc2 = regs.get(r.rsrc2, 0)
+    self.check(kernel.image_base, kernel.image_size, f"kernel {kernel.name}'s code")
+    launch = wave.Launch(ctypes.string_at(kernel.image_base, kernel.image_size), kernel.image_base, code - kernel.image_base, grid, local,
+                         tuple(regs.get(r.user_data_0 + i, 0) for i in range(rsrc2 >> 1 & 0x1F)), rsrc2, lds,
+                         kernel.descriptor.vgpr_count(self.gpu.arch), kernel.name)
+    try: wave.run(launch, self.isa_memory)
+    except wave.ExecutionFault as fault: raise Fault(fault.address, str(fault)) from None
+    except wave.UnsupportedInstruction as error: raise Fault(code, str(error)) from None
 
 
 def engine(queue: Any) -> Engine:

@@ -17,7 +17,7 @@ from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.hcq import SUBMIT_LOCK, DeviceError, SignalTimeout
 from pytc.runtime.ops_amd import STAGING_BYTES, split_mock_binary
 
-CHIPS = {"AMD:MOCK": "gfx942", "AMD:MOCK:1": "gfx1100"}
+CHIPS = {"AMD:MOCK": "gfx1100", "AMD:MOCK:1": "gfx942"}
 
 
 @pytest.fixture(params=list(CHIPS), ids=list(CHIPS.values()))

@@ -173,7 +173,7 @@ def test_host_driver_calls(tmp_path):
 def test_topology_and_ip_discovery():
   driver = MockDriver()
   assert driver.listdir(kfd.TOPOLOGY) == ["0", "1", "2"]
-  assert [int(driver.read_text(f"{kfd.TOPOLOGY}/{n}/gpu_id")) for n in ("0", "1", "2")] == [0, GFX942, GFX1100]
+  assert [int(driver.read_text(f"{kfd.TOPOLOGY}/{n}/gpu_id")) for n in ("0", "1", "2")] == [0, GFX1100, GFX942]
   props = {}
   for node in ("1", "2"):
     lines = driver.read_text(f"{kfd.TOPOLOGY}/{node}/properties").splitlines()

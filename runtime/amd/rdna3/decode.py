@@ -128,6 +128,36 @@ def instruction_name(encoding: str, fields: dict[str, int], word: int, pc: int) 
   return name, fields["op"]
 
 
+ENCODING_BITS = {"SOP2": (0b10, 30), "SOPK": (0b1011, 28), "SOP1": (0x17D, 23), "SOPC": (0x17E, 23), "SOPP": (0x17F, 23),
+                 "SMEM": (0x3D, 26), "VOP1": (0x3F, 25), "VOP2": (0, 31), "VOPC": (0x3E, 25), "VOP3": (0x35, 26), "VOP3SD": (0x35, 26),
+                 "VOP3P": (0xCC, 24), "VOPD": (0x32, 26), "DS": (0x36, 26), "GLOBAL": (0x37, 26), "FLAT": (0x37, 26),
+                 "SCRATCH": (0x37, 26), "MUBUF": (0x38, 26)}
+
+
+def encode(encoding: str, name: str, literal: int | None = None, **fields: int) -> bytes:
+  """The bytes of one instruction (the inverse of `decode_one`, for tests and tools): its encoding, the opcode of
+  `name` in that encoding's table, the given fields (the rest zero) and the literal when given."""
+  layout = LAYOUTS["FLAT" if encoding in ("GLOBAL", "SCRATCH") else encoding]
+  value_bits, shift = ENCODING_BITS[encoding]
+  word = value_bits << shift
+  if encoding == "VOPD":
+    x, y = name.split("::")
+    codes = {n: code for code, n in {**opcodes.VOPD, **VOPD_Y_ONLY}.items()}
+    vdstx, vdsty = fields.get("vdstx", 0), fields.get("vdsty", 1)
+    if vdsty & 1 != (vdstx & 1 ^ 1): raise ValueError("VOPD: one destination must be an even VGPR, the other an odd one")
+    fields = {**fields, "opx": codes[x], "opy": codes[y], "vdsty": vdsty >> 1}
+  else:
+    opcode = {n: code for code, n in table(encoding).items()}.get(name)
+    if opcode is None: raise ValueError(f"{name} is no {encoding} instruction")
+    word |= opcode << layout["op"][0]
+  if encoding in ("GLOBAL", "SCRATCH"): fields.setdefault("seg", 2 if encoding == "GLOBAL" else 1)
+  for key, value in fields.items():
+    low, high = layout[key]
+    word |= (value & (1 << high - low) - 1) << low
+  size = 8 if encoding in SIXTY_FOUR_BIT or encoding in ("GLOBAL", "SCRATCH") else 4
+  return word.to_bytes(size, "little") + (b"" if literal is None else (literal & 0xFFFFFFFF).to_bytes(4, "little"))
+
+
 def decode(code: bytes, start: int = 0, end: int | None = None) -> list[Instruction]:
   """Every instruction from byte `start` up to `end` (the code's end), in order."""
   out, pc, end = [], start, len(code) if end is None else end
@@ -147,6 +177,7 @@ DELAY_IDS = ["NO_DEP", "VALU_DEP_1", "VALU_DEP_2", "VALU_DEP_3", "VALU_DEP_4", "
              "FMA_ACCUM_CYCLE_1", "SALU_CYCLE_1", "SALU_CYCLE_2", "SALU_CYCLE_3"]
 DELAY_SKIPS = ["SAME", "NEXT", "SKIP_1", "SKIP_2", "SKIP_3", "SKIP_4"]
 MSG_DEALLOC_VGPRS = 3
+UNARY = frozenset(opcodes.VOP1.values())
 BRANCHES = {"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz", "s_cbranch_execz", "s_cbranch_execnz"}
 
 
@@ -184,10 +215,8 @@ def render(i: Instruction) -> str:
   e = i.encoding
   if e in ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP"): return name + scalar_operands(i)
   if e == "SMEM":
-    s = signature(name)
-    count = dwords(name.split("_")[-1]) if name.startswith("s_load") or name.startswith("s_buffer_load") else 1
+    count = dwords(name.split("_")[-1]) if name.startswith(("s_load", "s_buffer_load")) else 1
     offset = f"0x{f['offset']:x}" if f["soffset"] == 124 else f"s{f['soffset']} offset:0x{f['offset']:x}"
-    del s
     return f"{name} {scalar_text(f['sdata'], count)}, {scalar_text(f['sbase'] * 2, 2)}, {offset}" + flags(f, ("glc", "dlc"))
   if e in ("GLOBAL", "FLAT", "SCRATCH"): return memory_text(i)
   if e == "DS": return ds_text(i)
@@ -202,12 +231,9 @@ def flags(f: dict[str, int], names: tuple[str, ...]) -> str: return "".join(f" {
 
 
 def scalar_operands(i: Instruction) -> str:
-  f, name, s = i.fields, i.name, signature(i.name)
-  e = i.encoding
+  f, s, e = i.fields, signature(i.name), i.encoding
   if e == "SOPP": return sopp_text(i)
-  if e == "SOPK":
-    value = f["simm16"]
-    return f" {scalar_text(f['sdst'], dwords(s.destination))}, 0x{value:x}"
+  if e == "SOPK": return f" {scalar_text(f['sdst'], dwords(s.destination))}, 0x{f['simm16']:x}"
   sources = [source_text(f[k], s.sources[n], i.literal) for n, k in enumerate(SOURCES[e])]
   if e == "SOPC": return " " + ", ".join(sources)
   return f" {scalar_text(f['sdst'], dwords(s.destination))}, " + ", ".join(sources)
@@ -243,7 +269,8 @@ def memory_text(i: Instruction) -> str:
   count = 1 if "d16" in name or size in ("u8", "i8", "u16", "i16", "b8", "b16") else dwords(size)
   global_ = i.encoding == "GLOBAL"
   saddr_off = f["saddr"] in (124, 125, 0x7F)
-  address = vector_text(f["addr"], 2 if saddr_off and global_ else 1) if (global_ or i.encoding == "FLAT") else (vector_text(f["addr"]) if f["sve"] else "off")
+  if global_ or i.encoding == "FLAT": address = vector_text(f["addr"], 2 if saddr_off and global_ else 1)
+  else: address = vector_text(f["addr"]) if f["sve"] else "off"
   saddr = "off" if saddr_off else scalar_text(f["saddr"], 2 if global_ else 1)
   offset = f["offset"] - (1 << 13 if f["offset"] >> 12 and i.encoding != "FLAT" else 0)
   tail = (f" offset:{offset}" if offset else "") + flags(f, ("glc", "slc", "dlc"))
@@ -314,12 +341,7 @@ def vop3_sources(name: str) -> int:
            "sad", "cndmask", "add3", "lshl_add", "add_lshl", "lshl_or", "and_or", "or3", "xad", "maxmin", "minmax", "perm", "dot2",
            "cubema", "cubesc", "cubetc", "cubeid", "msad", "qsad", "mqsad", "add_co_ci", "sub_co_ci", "subrev_co_ci", "permlane")
   if any(base.startswith(t) for t in three) and not base.startswith("mad_u32_u16") or base in ("fmac_f32", "fmac_f16"): return 3
-  unary = name in opcodes_vop1_names()
-  return 1 if unary else 2
-
-
-def opcodes_vop1_names() -> set[str]:
-  return set(opcodes.VOP1.values())
+  return 1 if name in UNARY else 2
 
 
 def vop3_text(i: Instruction, compare: bool, exec_compare: bool) -> str:

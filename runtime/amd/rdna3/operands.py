@@ -14,11 +14,13 @@ TYPE = re.compile(r"^(f|bf|b|u|i)(8|16|24|32|64|96|128|256|512)$")
 SOURCE_TYPES = [
   (r"^v_(lshlrev|lshrrev|ashrrev)_[bi]64$", 0, "u32"), (r"^s_(lshl|lshr|ashr)_[bi]64$", 1, "u32"),
   (r"^s_bfe_[ui]64$", 1, "u32"), (r"^s_bfm_b64$", 0, "u32"), (r"^s_bfm_b64$", 1, "u32"),
-  (r"^v_ldexp_f(16|32|64)$", 1, "i32"), (r"^v_trig_preop_f64$", 1, "u32"), (r"^v_cmpx?_class_f(32|64)$", 1, "u32"), (r"^v_cmpx?_class_f16$", 1, "u16"),
+  (r"^v_ldexp_f(16|32|64)$", 1, "i32"), (r"^v_trig_preop_f64$", 1, "u32"), (r"^v_cmpx?_class_f(32|64)$", 1, "u32"),
+  (r"^v_cmpx?_class_f16$", 1, "u16"),
   (r"^v_(cndmask|add_co_ci|sub_co_ci|subrev_co_ci)_[bu]32$", 2, "mask"), (r"^v_cndmask_b16$", 2, "mask"),
   (r"^v_mad_[ui]64_[ui]32$", 2, "u64"), (r"^v_(readlane|writelane)_b32$", 1, "u32"),
-  (r"^v_cvt_f32_ubyte[0-3]$", 0, "u32"), (r"^v_(bfrev|not|ffbh|ffbl|cls)_", 0, "u32"),
-  (r"^s_(bitset[01]|bitcmp[01])_b64$", 0, "u32"),
+  (r"^v_cvt_f32_ubyte[0-3]$", 0, "u32"), (r"^v_mad_[ui]32_[ui]16$", 2, "u32"),
+  (r"^s_bitset[01]_b64$", 0, "u32"), (r"^s_bitcmp[01]_b64$", 1, "u32"), (r"^s_pack_[lh][lh]_b32_b16$", 0, "b32"),
+  (r"^s_pack_[lh][lh]_b32_b16$", 1, "b32"), (r"^s_sext_i32_i(8|16)$", 0, "b32"),
 ]
 DESTINATION_TYPES = [(r"^v_cmpx?_", "mask"), (r"^s_(bcnt[01]|ctz|clz|cls)_i32_[bi]64$", "i32"), (r"^s_bitcmp", "none"),
                      (r"^s_cmp", "none"), (r"^v_readfirstlane_b32$", "u32"), (r"^v_cvt_f32_ubyte[0-3]$", "f32")]

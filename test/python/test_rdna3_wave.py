@@ -1,0 +1,186 @@
+"""The RDNA3 wave executor on hand-encoded programs: the initial state a dispatch sets up (user SGPRs, workgroup ids,
+packed work-item ids, EXEC of a partial wave), inactive lanes left alone, operand modifiers and 16-bit halves, VOPD
+reading before writing, scalar and vector memory of every width with faults naming the instruction, LDS with barriers
+across the waves of a workgroup, branches that diverge between waves, and a loud error for an unknown instruction."""
+import numpy as np
+import pytest
+
+from pytc.runtime.amd.rdna3.decode import encode
+from pytc.runtime.amd.rdna3.memory import GlobalMemory, mapped_spans
+from pytc.runtime.amd.rdna3.wave import ExecutionFault, Launch, UnsupportedInstruction, run
+
+V, LITERAL, NULL, EXEC, VCC = 256, 255, 124, 126, 106
+ENDPGM = encode("SOPP", "s_endpgm")
+TGID_X, TGID_Y = 1 << 7, 1 << 8
+
+
+def user_rsrc2(count: int, ids: int = TGID_X) -> int: return count << 1 | ids
+
+
+def store_v(register: int, buffer_sgpr: int = 0, offset_vgpr: int = 1) -> bytes:
+  """global_store_b32 of v[register] at s[buffer_sgpr:+1] + v[offset_vgpr]."""
+  return encode("GLOBAL", "global_store_b32", addr=offset_vgpr, data=register, saddr=buffer_sgpr)
+
+
+def lane_offsets(vgpr: int = 1) -> bytes:
+  """v[vgpr] = (v0 & 0x3ff) * 4: each lane's byte offset by its x id."""
+  return encode("VOP2", "v_and_b32", src0=LITERAL, vsrc1=0, vdst=vgpr, literal=0x3FF) + \
+    encode("VOP2", "v_lshlrev_b32", src0=130, vsrc1=vgpr, vdst=vgpr)
+
+
+def execute(code: bytes, buffers: list[np.ndarray], grid=(1, 1, 1), local=(32, 1, 1), lds: int = 0, vgprs: int = 16,
+            user: tuple[int, ...] | None = None, rsrc2: int | None = None) -> int:
+  """Run `code` with s[2i:2i+1] = the address of buffers[i] (as a kernarg-less kernel's user SGPRs)."""
+  if user is None: user = tuple(w for b in buffers for w in (b.ctypes.data & 0xFFFFFFFF, b.ctypes.data >> 32))
+  spans = [(b.ctypes.data, b.ctypes.data + b.nbytes) for b in buffers]
+  launch = Launch(code, 0x1000_0000, 0, grid, local, user, user_rsrc2(len(user)) if rsrc2 is None else rsrc2, lds, vgprs)
+  return run(launch, GlobalMemory(mapped_spans(spans)))
+
+
+def test_initial_state_and_partial_waves():
+  """v0 packs the x/y ids, the workgroup ids follow the user SGPRs, EXEC has only the live lanes of the last wave."""
+  out = np.full((2, 6, 8), -1, np.int32)  # grid 2x1, workgroups of 8x6 (48 threads: a full and a partial wave)
+  code = (encode("VOP2", "v_and_b32", src0=LITERAL, vsrc1=0, vdst=1, literal=0x3FF)  # x
+          + encode("VOP3", "v_bfe_u32", vdst=2, src0=V + 0, src1=128 + 10, src2=128 + 10)  # y
+          + encode("VOP3", "v_mad_u32_u24", vdst=3, src0=V + 2, src1=136, src2=V + 1)  # y * 8 + x
+          + encode("SOP2", "s_mul_i32", sdst=3, ssrc0=2, ssrc1=LITERAL, literal=48)  # s2 is the workgroup id x
+          + encode("VOP2", "v_add_nc_u32", src0=3, vsrc1=3, vdst=3)
+          + encode("VOP2", "v_lshlrev_b32", src0=130, vsrc1=3, vdst=4)
+          + encode("VOP2", "v_add_nc_u32", src0=2, vsrc1=1, vdst=5)  # value: workgroup + x
+          + encode("VOP3", "v_lshl_add_u32", vdst=5, src0=V + 2, src1=132, src2=V + 5)  # + 16 y
+          + encode("GLOBAL", "global_store_b32", addr=4, data=5, saddr=0) + ENDPGM)
+  execute(code, [out], grid=(2, 1, 1), local=(8, 6, 1))
+  g, y, x = np.meshgrid(np.arange(2), np.arange(6), np.arange(8), indexing="ij")
+  np.testing.assert_array_equal(out, g + x + 16 * y)
+
+
+def test_inactive_lanes_keep_their_registers():
+  out = np.zeros(32, np.uint32)
+  code = (lane_offsets() + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 7)
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=LITERAL, literal=0x0000FFF0)
+          + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 9)
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=LITERAL, literal=0xFFFFFFFF) + store_v(2) + ENDPGM)
+  execute(code, [out])
+  np.testing.assert_array_equal(out, np.where((np.arange(32) >= 4) & (np.arange(32) < 16), 9, 7))
+
+
+def test_modifiers_halves_and_vopd():
+  """VOP3 neg/abs/clamp/omod on floats, a 16-bit op writing the high half only, and a VOPD swap of two registers."""
+  out = np.zeros((5, 32), np.float32)
+  out_bits = out.view(np.uint32)
+  code = (lane_offsets() + encode("VOP1", "v_cvt_f32_u32", vdst=2, src0=V + 1)  # v2 = 4 * lane
+          + encode("VOP3", "v_add_f32", vdst=3, src0=V + 2, src1=242, neg=1, abs=0)  # -v2 + 1
+          + encode("VOP3", "v_mul_f32", vdst=4, src0=V + 3, src1=240, abs=1, omod=1)  # |v3| * 0.5 * 2
+          + encode("VOP3", "v_add_f32", vdst=5, src0=V + 2, src1=243, clamp=1)  # clamp(v2 - 1)
+          + encode("VOP1", "v_mov_b32", vdst=6, src0=LITERAL, literal=0x11112222)
+          + encode("VOP1", "v_mov_b16", vdst=6 | 0x80, src0=LITERAL, literal=0xABCD)  # v6.h = 0xabcd
+          + encode("VOP1", "v_mov_b32", vdst=7, src0=V + 3) + encode("VOP1", "v_mov_b32", vdst=8, src0=V + 4)
+          + encode("VOPD", "v_dual_mov_b32::v_dual_mov_b32", srcx0=V + 8, srcy0=V + 7, vdstx=7, vdsty=8)  # swap v7, v8
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=0, offset=128 * n) for n, r in enumerate((3, 4, 5, 6, 7)))
+          + ENDPGM)
+  execute(code, [out])
+  lane = 4.0 * np.arange(32, dtype=np.float32)
+  np.testing.assert_array_equal(out[0], 1 - lane)
+  np.testing.assert_array_equal(out[1], np.abs(1 - lane))
+  np.testing.assert_array_equal(out[2], np.clip(lane - 1, 0, 1))
+  assert (out_bits[3] == 0xABCD2222).all()
+  np.testing.assert_array_equal(out[4], np.abs(1 - lane))  # v7 took v8's value
+
+
+def test_vector_memory_widths_and_extension():
+  source = (np.arange(256) - 128).astype(np.int8)
+  out = np.zeros((6, 32), np.uint32)
+  code = (lane_offsets()
+          + encode("GLOBAL", "global_load_i8", vdst=2, addr=1, saddr=0)  # bytes 0, 4, 8, ...: sign-extended
+          + encode("GLOBAL", "global_load_u8", vdst=3, addr=1, saddr=0)
+          + encode("GLOBAL", "global_load_i16", vdst=4, addr=1, saddr=0)
+          + encode("VOP1", "v_mov_b32", vdst=5, src0=LITERAL, literal=0x12345678)
+          + encode("GLOBAL", "global_load_d16_hi_u8", vdst=5, addr=1, saddr=0)
+          + encode("GLOBAL", "global_load_b64", vdst=6, addr=1, saddr=0)
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=2, offset=128 * n) for n, r in enumerate((2, 3, 4, 5, 6, 7)))
+          + ENDPGM)
+  execute(code, [source, out])
+  raw = source.view(np.uint8)
+  at = 4 * np.arange(32)
+  np.testing.assert_array_equal(out[0].view(np.int32), source[at])
+  np.testing.assert_array_equal(out[1], raw[at])
+  np.testing.assert_array_equal(out[2].view(np.int32), source.view(np.int16)[at // 2])
+  np.testing.assert_array_equal(out[3], 0x5678 | raw[at].astype(np.uint32) << 16)
+  words = source.view(np.uint32)
+  np.testing.assert_array_equal(out[4], words[at // 4])
+  np.testing.assert_array_equal(out[5], words[at // 4 + 1])
+
+
+def test_memory_fault_names_the_instruction_and_address():
+  out = np.zeros(32, np.uint32)
+  code = lane_offsets() + encode("GLOBAL", "global_store_b32", addr=1, data=1, saddr=0, offset=64) + ENDPGM
+  with pytest.raises(ExecutionFault, match=r"global_store_b32 at pc 0x1000000c .*4 bytes at 0x[0-9a-f]+ are not mapped") as fault:
+    execute(code, [out])
+  assert fault.value.address == out.ctypes.data + 128  # lane 16's store runs past the buffer's end
+  assert (out == 0).all()  # the faulting instruction wrote nothing
+  shifted = (out.ctypes.data + 8) & 0xFFFFFFFF, (out.ctypes.data + 8) >> 32  # a pointer off by 8
+  with pytest.raises(ExecutionFault, match="not mapped"): execute(lane_offsets() + store_v(1) + ENDPGM, [out], user=shifted)
+
+
+def test_scalar_loads_and_branches_that_diverge_between_waves():
+  """Each wave loops (s_cbranch_scc1) as often as its workgroup id says; a masked-off region is skipped (execz)."""
+  counts = np.array([3, 0, 5, 1], np.uint32)
+  out = np.zeros((4, 32), np.uint32)
+  code = (encode("SMEM", "s_load_b32", sdata=5, sbase=0, offset=0, soffset=NULL)  # s5 = counts[0]; then per workgroup:
+          + encode("SOP2", "s_lshl_b32", sdst=6, ssrc0=4, ssrc1=130)
+          + encode("SMEM", "s_load_b32", sdata=5, sbase=0, offset=0, soffset=6)
+          + lane_offsets() + encode("VOP1", "v_mov_b32", vdst=2, src0=128)
+          + encode("SOPC", "s_cmp_eq_u32", ssrc0=5, ssrc1=128)
+          + encode("SOPP", "s_cbranch_scc1", simm16=4)  # skip the loop when the count is 0
+          + encode("VOP2", "v_add_nc_u32", src0=129, vsrc1=2, vdst=2)  # loop: v2 += 1
+          + encode("SOP2", "s_sub_u32", sdst=5, ssrc0=5, ssrc1=129)
+          + encode("SOPC", "s_cmp_lg_u32", ssrc0=5, ssrc1=128)
+          + encode("SOPP", "s_cbranch_scc1", simm16=(-4) & 0xFFFF)
+          + encode("SOP2", "s_mul_i32", sdst=7, ssrc0=4, ssrc1=LITERAL, literal=128)
+          + encode("VOP2", "v_add_nc_u32", src0=7, vsrc1=1, vdst=1)
+          + store_v(2, 2) + ENDPGM)
+  execute(code, [counts, out], grid=(4, 1, 1))
+  np.testing.assert_array_equal(out, np.repeat(counts[:, None], 32, axis=1))
+
+
+def test_lds_and_barrier_between_the_waves_of_a_workgroup():
+  """64 threads (two waves) write their ids to LDS, wait at s_barrier, and read their neighbour's across the wave boundary."""
+  out = np.zeros((3, 64), np.uint32)
+  code = (lane_offsets() + encode("DS", "ds_store_b32", addr=1, data0=0)
+          + encode("SOPP", "s_barrier")
+          + encode("VOP2", "v_xor_b32", src0=LITERAL, vsrc1=1, vdst=2, literal=0x80)  # the lane 32 away
+          + encode("DS", "ds_load_b32", vdst=3, addr=2)
+          + encode("DS", "ds_load_2addr_b32", vdst=4, addr=1, offset0=0, offset1=1)
+          + encode("GLOBAL", "global_store_b32", addr=1, data=3, saddr=0)
+          + encode("GLOBAL", "global_store_b32", addr=1, data=4, saddr=0, offset=256)
+          + encode("VOP2", "v_mul_u32_u24", src0=132, vsrc1=5, vdst=5)
+          + encode("GLOBAL", "global_store_b32", addr=1, data=5, saddr=0, offset=512) + ENDPGM)
+  execute(code, [out], local=(64, 1, 1), lds=256 + 4)
+  ids = np.arange(64)
+  np.testing.assert_array_equal(out[0], ids ^ 32)
+  np.testing.assert_array_equal(out[1], ids)
+  np.testing.assert_array_equal(out[2], 4 * np.minimum(ids + 1, 64) * (ids < 63))
+  with pytest.raises(ExecutionFault, match="outside the workgroup's 64 bytes of LDS"):
+    execute(lane_offsets() + encode("DS", "ds_store_b32", addr=1, data0=0) + ENDPGM, [out], local=(64, 1, 1), lds=64)
+
+
+def test_saveexec_and_execz():
+  """s_and_saveexec_b32 masks the lanes a compare selected, s_cbranch_execz skips a region no lane runs, EXEC comes back."""
+  out = np.zeros(32, np.uint32)
+  code = (lane_offsets() + encode("VOP1", "v_mov_b32", vdst=2, src0=128)
+          + encode("VOPC", "v_cmp_gt_u32", src0=128 + 40, vsrc1=1)  # lanes with 4 * id < 40
+          + encode("SOP1", "s_and_saveexec_b32", sdst=8, ssrc0=VCC)
+          + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 5)
+          + encode("VOPC", "v_cmpx_gt_u32", src0=128, vsrc1=1)  # no lane: exec becomes 0
+          + encode("SOPP", "s_cbranch_execz", simm16=1)
+          + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 6)
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=8) + store_v(2) + ENDPGM)
+  execute(code, [out])
+  np.testing.assert_array_equal(out, np.where(np.arange(32) < 10, 5, 0))
+
+
+def test_unsupported_instruction_is_loud():
+  with pytest.raises(UnsupportedInstruction, match="does not implement v_movrels_b32"):
+    execute(encode("VOP1", "v_movrels_b32", vdst=1, src0=V) + ENDPGM, [np.zeros(1, np.uint32)])
+  with pytest.raises(UnsupportedInstruction, match="s_getpc_b64"):
+    execute(encode("SOP1", "s_getpc_b64", sdst=4) + ENDPGM, [np.zeros(1, np.uint32)])
