@@ -19,6 +19,7 @@ SOURCE_TYPES = [
   (r"^v_(cndmask|add_co_ci|sub_co_ci|subrev_co_ci)_[bu]32$", 2, "mask"), (r"^v_cndmask_b16$", 2, "mask"),
   (r"^v_mad_[ui]64_[ui]32$", 2, "u64"), (r"^v_(readlane|writelane)_b32$", 1, "u32"),
   (r"^v_cvt_f32_ubyte[0-3]$", 0, "u32"), (r"^v_mad_[ui]32_[ui]16$", 2, "u32"),
+  (r"^v_(bfrev|not|ffbh|ffbl|cls)_[biu]32$", 0, "u32"),
   (r"^s_bitset[01]_b64$", 0, "u32"), (r"^s_bitcmp[01]_b64$", 1, "u32"), (r"^s_pack_[lh][lh]_b32_b16$", 0, "b32"),
   (r"^s_pack_[lh][lh]_b32_b16$", 1, "b32"), (r"^s_sext_i32_i(8|16)$", 0, "b32"),
 ]
