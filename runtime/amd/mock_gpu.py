@@ -146,7 +146,7 @@ class Engine:
     delay = 0.00002
     while not ready():
       if self.stopped: return False
-      self.wake.wait(delay)
+      if self.wake.wait(delay): self.wake.clear()  # a doorbell meanwhile: the ring is read again after this packet anyway
       delay = min(delay * 2, 0.001)
     return True
 

@@ -4,7 +4,6 @@ zeroed byte array per workgroup. An access that leaves mapped memory (or a workg
 the address, the instruction and its program counter; nothing is read or written by a faulting instruction."""
 from __future__ import annotations
 
-import bisect
 import ctypes
 from collections.abc import Callable
 
@@ -28,46 +27,58 @@ class GlobalMemory:
       view = self.views[span] = np.ctypeslib.as_array((ctypes.c_uint8 * (span[1] - span[0])).from_address(span[0]))
     return view
 
-  def locate(self, addresses: np.ndarray, nbytes: int, where: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+  def locate(self, addresses: np.ndarray, nbytes: int, where: str) -> list[tuple[np.ndarray, np.ndarray | slice, np.ndarray]]:
     """(view, lane positions, byte offsets into the view) per mapped range the lanes' accesses fall in; MemoryFault for
     the first lane whose `nbytes` at its address are not all mapped."""
     spans = self.spans()
-    starts = np.array([s for s, _ in spans], np.uint64)
-    ends = np.array([e for _, e in spans], np.uint64)
-    index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
-    inside = index >= 0
-    safe = np.maximum(index, 0)
-    inside &= (addresses >= starts[safe]) & (addresses + np.uint64(nbytes) <= ends[safe]) if len(spans) else np.zeros_like(inside)
+    if not spans: raise MemoryFault(int(addresses[0]), f"{where}: {nbytes} bytes at {int(addresses[0]):#x} are not mapped to the GPU")
+    starts = np.fromiter((s for s, _ in spans), np.uint64, len(spans))
+    ends = np.fromiter((e for _, e in spans), np.uint64, len(spans))
+    index = np.maximum(np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1, 0)
+    inside = (addresses >= starts[index]) & (addresses + np.uint64(nbytes) <= ends[index])
     if not inside.all():
       bad = int(addresses[np.argmin(inside)])
       raise MemoryFault(bad, f"{where}: {nbytes} bytes at {bad:#x} are not mapped to the GPU")
+    first, last = int(index.min()), int(index.max())
+    regions = [first] if first == last else [int(r) for r in np.unique(index)]
     out = []
-    for region in np.unique(index):
-      lanes = np.nonzero(index == region)[0]
-      span = spans[int(region)]
-      out.append((self.view(span), lanes, (addresses[lanes] - np.uint64(span[0])).astype(np.int64)))
+    for region in regions:
+      lanes = slice(None) if first == last else np.nonzero(index == region)[0]
+      out.append((self.view(spans[region]), lanes, (addresses[lanes] - np.uint64(spans[region][0])).astype(np.int64)))
     return out
 
   def load(self, addresses: np.ndarray, nbytes: int, where: str) -> np.ndarray:
     """`nbytes` at each address: a (lanes, nbytes) uint8 array."""
     out = np.empty((len(addresses), nbytes), np.uint8)
-    for view, lanes, offsets in self.locate(addresses, nbytes, where):
-      out[lanes] = view[offsets[:, None] + np.arange(nbytes)]
+    for view, lanes, offsets in self.locate(addresses, nbytes, where): out[lanes] = gather(view, offsets, nbytes)
     return out
 
   def store(self, addresses: np.ndarray, data: np.ndarray, where: str) -> None:
     """Each row of `data` (lanes, nbytes) to its lane's address; lanes store in order, so the last of two to one
     address wins, as one wave's lanes do."""
-    for view, lanes, offsets in self.locate(addresses, data.shape[1], where):
-      view[offsets[:, None] + np.arange(data.shape[1])] = data[lanes]
+    for view, lanes, offsets in self.locate(addresses, data.shape[1], where): scatter(view, offsets, data[lanes])
+
+
+def aligned(view: np.ndarray, offsets: np.ndarray, nbytes: int) -> bool:
+  return nbytes % 4 == 0 and view.size % 4 == 0 and view.ctypes.data % 4 == 0 and not (offsets & 3).any()
+
+
+def gather(view: np.ndarray, offsets: np.ndarray, nbytes: int) -> np.ndarray:
+  """(lanes, nbytes) bytes of a byte view at each offset: whole dwords where the accesses are dword-aligned."""
+  if aligned(view, offsets, nbytes):
+    words = view.view(np.uint32)[(offsets >> 2)[:, None] + np.arange(nbytes // 4)]
+    return words.view(np.uint8).reshape(len(offsets), nbytes)
+  return view[offsets[:, None] + np.arange(nbytes)]
+
+
+def scatter(view: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
+  nbytes = data.shape[1]
+  if aligned(view, offsets, nbytes):
+    view.view(np.uint32)[(offsets >> 2)[:, None] + np.arange(nbytes // 4)] = np.ascontiguousarray(data).view(np.uint32)
+  else: view[offsets[:, None] + np.arange(nbytes)] = data
 
 
 def mapped_spans(spans: list[tuple[int, int]]) -> Callable[[], tuple[tuple[int, int], ...]]:
   """A fixed set of ranges (for memory outside the MOCK: tests, tools)."""
   ordered = tuple(sorted(spans))
   return lambda: ordered
-
-
-def covering(spans: tuple[tuple[int, int], ...], address: int, nbytes: int) -> bool:
-  i = bisect.bisect_right(spans, address, key=lambda span: span[0]) - 1
-  return i >= 0 and spans[i][0] <= address and address + nbytes <= spans[i][1]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytc.runtime.amd.rdna3.decode import BRANCHES, LITERAL, Instruction, branch_target, decode_one, sixteen_bit, vop3_sources
-from pytc.runtime.amd.rdna3.memory import GlobalMemory, MemoryFault
+from pytc.runtime.amd.rdna3.memory import GlobalMemory, MemoryFault, gather, scatter
 from pytc.runtime.amd.rdna3.operands import dwords, signature
 from pytc.runtime.amd.rdna3.salu import SALU
 from pytc.runtime.amd.rdna3.valu import VALU
@@ -143,12 +143,13 @@ class Waves:
     self.scc, self.pc = np.zeros(n, bool), np.full(n, launch.entry, np.int64)
     self.done, self.waiting = np.zeros(n, bool), np.zeros(n, bool)
     self.group = np.repeat(np.arange(len(groups)), self.per_group)
-    self.lds = np.zeros((len(groups), max(launch.lds_bytes, 4)), np.uint8)
+    self.lds = np.zeros((len(groups), -(-max(launch.lds_bytes, 4) // 4) * 4), np.uint8)
     thread = np.arange(self.per_group * LANES).reshape(self.per_group, LANES)
     x, y, z = thread % launch.local[0], thread // launch.local[0] % launch.local[1], thread // (launch.local[0] * launch.local[1])
     self.v[0] = np.tile((x | y << 10 | z << 20).astype(np.uint32), (len(groups), 1))
     live = bits_of(np.tile(thread < threads, (len(groups), 1)))
     self.s[EXEC] = live
+    self.exec_bits, self.exec_lanes, self.exec_full = None, None, False
     for i, value in enumerate(launch.user_sgprs): self.s[i] = value & 0xFFFFFFFF
     at = len(launch.user_sgprs)
     for dim, enabled in enumerate(launch.workgroup_ids):
@@ -162,7 +163,12 @@ class Waves:
     """Step until every wave ended; the count of instructions executed (per wave step, not per wave)."""
     steps = 0
     with np.errstate(all="ignore"):
-      while not self.done.all():
+      while True:
+        if not (self.done.any() or self.waiting.any()) and (self.pc == self.pc[0]).all():  # every wave at one instruction
+          self.execute(self.program.at(int(self.pc[0])), slice(None))
+          steps += 1
+          continue
+        if self.done.all(): break
         runnable = ~self.done & ~self.waiting
         if not runnable.any(): raise ExecutionFault(0, f"{self.launch.name}: every live wave waits at a barrier no wave can reach")
         pc = int(self.pc[runnable].min())
@@ -247,7 +253,11 @@ class Waves:
   def set_vector(self, register: int, kind: str, waves, value: np.ndarray, active: np.ndarray, high: bool = False) -> None:
     bits = width(kind)
     value = raw_of(value, kind).reshape(active.shape)
-    if bits == 64:
+    if bits == 32 and self.whole(waves, active): self.v[register] = value
+    elif bits == 64 and self.whole(waves, active):
+      self.v[register] = (value & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+      self.v[register + 1] = (value >> np.uint64(32)).astype(np.uint32)
+    elif bits == 64:
       self.v[register, waves] = np.where(active, (value & np.uint64(0xFFFFFFFF)).astype(np.uint32), self.v[register, waves])
       self.v[register + 1, waves] = np.where(active, (value >> np.uint64(32)).astype(np.uint32), self.v[register + 1, waves])
     elif bits == 16:
@@ -256,7 +266,16 @@ class Waves:
       self.v[register, waves] = np.where(active, merged, old)
     else: self.v[register, waves] = np.where(active, value, self.v[register, waves])
 
-  def active(self, waves) -> np.ndarray: return lanes_of(self.s[EXEC, waves])
+  def active(self, waves) -> np.ndarray:
+    """The lanes EXEC enables, per wave (unpacked again only after EXEC changed)."""
+    bits = self.s[EXEC]
+    if not np.array_equal(bits, self.exec_bits):
+      self.exec_bits, self.exec_lanes, self.exec_full = bits.copy(), lanes_of(bits), bool((bits == 0xFFFFFFFF).all())
+    return self.exec_lanes[waves]
+
+  def whole(self, waves, active: np.ndarray) -> bool:
+    """Whether a write under `active` reaches every lane of every wave (no merge with the old values is needed)."""
+    return isinstance(waves, slice) and self.exec_full and active.shape[0] == self.exec_lanes.shape[0]
 
   # ***** scalar instructions *****
 
@@ -275,11 +294,10 @@ class Waves:
     else: raise UnsupportedInstruction(name)
 
   def barrier(self, waves) -> None:
+    """Hold the waves at the barrier; release every workgroup whose unfinished waves all reached it."""
     self.waiting[waves] = True
-    groups = np.unique(self.group[waves])
-    for g in groups:
-      members = self.group == g
-      if (self.waiting[members] | self.done[members]).all(): self.waiting[members] = False
+    arrived = (self.waiting | self.done).reshape(-1, self.per_group).all(axis=1)
+    self.waiting &= ~np.repeat(arrived, self.per_group)
 
   def salu(self, ins: Instruction, waves) -> None:
     f, name, s = ins.fields, ins.name, signature(ins.name)
@@ -529,16 +547,16 @@ class Waves:
     lds = self.lds
     def place(offset: int) -> np.ndarray:
       address = base + offset
-      bad = (address < 0) | (address + access.size > lds.shape[1])
+      bad = (address < 0) | (address + access.size > self.launch.lds_bytes)
       if bad.any():
         first = int(address[np.argmax(bad)])
-        raise MemoryFault(first, f"{access.size} bytes at LDS address {first:#x} are outside the workgroup's {lds.shape[1]} bytes of LDS")
-      return groups[:, None] * lds.shape[1] + address[:, None] + np.arange(access.size)
+        raise MemoryFault(first, f"{access.size} bytes at LDS address {first:#x} are outside the workgroup's {self.launch.lds_bytes} bytes of LDS")
+      return groups * lds.shape[1] + address
     flat, registers = lds.reshape(-1), max(1, access.size // 4)
     if access.store:
-      for n, offset in enumerate(offsets): flat[place(offset)] = self.store_bytes(f["data0" if n == 0 else "data1"], waves, active, access)
+      for n, offset in enumerate(offsets): scatter(flat, place(offset), self.store_bytes(f["data0" if n == 0 else "data1"], waves, active, access))
       return
-    for n, offset in enumerate(offsets): self.write_loaded(access, flat[place(offset)], f["vdst"] + n * registers, waves, active)
+    for n, offset in enumerate(offsets): self.write_loaded(access, gather(flat, place(offset), access.size), f["vdst"] + n * registers, waves, active)
 
 
 @dataclass(frozen=True)
