@@ -145,6 +145,42 @@ def test_an_out_of_bounds_kernarg_pointer_is_a_fault_naming_the_address(amd):
   np.testing.assert_array_equal((Tensor(np.arange(5, dtype=np.int32), device=amd) + 1).numpy(), np.arange(1, 6))
 
 
+def with_register(queue, register: int, value: int) -> bytes:
+  """The queue's PM4 with the SET_SH_REG that writes `register` writing `value` there instead."""
+  words, at = list(np.frombuffer(queue.bytes(), np.uint32)), 0
+  while at < len(words):
+    header = int(words[at])
+    body = ((header >> 16) & 0x3FFF) + 1
+    if header >> 8 & 0xFF == pm4.SET_SH_REG and pm4.SH_BASE + words[at + 1] <= register < pm4.SH_BASE + words[at + 1] + body - 1:
+      words[at + 2 + register - pm4.SH_BASE - words[at + 1]] = value
+      return np.array(words, np.uint32).tobytes()
+    at += 1 + body
+  raise AssertionError(f"no SET_SH_REG of {register:#x}")
+
+
+def test_a_kernarg_pointer_off_by_8_faults_naming_the_address(amd):
+  """The kernel reads its buffer pointers from 8 bytes too far: the last one is no GPU address, and the instruction that
+  uses it (on gfx1100: the machine code's own load or store) faults naming that address, rather than writing somewhere."""
+  device, kernel, args, _, _, queue = launch_packets(amd)
+  r = pm4.registers(device.family)
+  device.submit(with_register(queue, r.user_data_0, (args.address + 8) & 0xFFFFFFFF))
+  with pytest.raises(DeviceError, match="memory fault .*not mapped" if device.family == pm4.GFX11 else "memory fault") as fault:
+    device.synchronize(timeout=10)
+  if device.family == pm4.GFX11: assert "global_" in str(fault.value) and "at pc 0x" in str(fault.value)
+  device.reset()
+
+
+def test_a_wrong_user_sgpr_count_is_a_fault_not_a_wrong_answer(amd):
+  """RSRC2 asking for one user SGPR less than the descriptor: the workgroup id would land where the kernel does not read it."""
+  device, kernel, args, _, _, queue = launch_packets(amd)
+  r = pm4.registers(device.family)
+  count = kernel.rsrc2 >> 1 & 0x1F
+  device.submit(with_register(queue, r.rsrc2, kernel.rsrc2 & ~(0x1F << 1) | (count - 1) << 1))
+  with pytest.raises(DeviceError, match="RSRC2 .* not the descriptor's"): device.synchronize(timeout=10)
+  device.reset()
+  np.testing.assert_array_equal((Tensor(np.arange(3, dtype=np.int32), device=amd) * 2).numpy(), [0, 2, 4])
+
+
 def test_a_wait_that_never_comes_times_out_and_reset_recovers(amd):
   device = Device[amd]
   gate = device.new_signal()

@@ -178,10 +178,10 @@ def test_topology_and_ip_discovery():
   for node in ("1", "2"):
     lines = driver.read_text(f"{kfd.TOPOLOGY}/{node}/properties").splitlines()
     props[node] = {key: int(value) for key, value in (line.split() for line in lines)}
-  assert props["1"]["gfx_target_version"] == 90402 and props["2"]["gfx_target_version"] == 110000
-  assert (props["1"]["drm_render_minor"], props["2"]["drm_render_minor"]) == (128, 129)
-  assert (props["1"]["wave_front_size"], props["2"]["wave_front_size"]) == (64, 32) and props["1"]["num_xcc"] == 1
-  assert props["1"]["simd_count"] // props["1"]["simd_per_cu"] == 38 and props["1"]["local_mem_size"] == 8 << 30
+  assert props["2"]["gfx_target_version"] == 90402 and props["1"]["gfx_target_version"] == 110000
+  assert (props["2"]["drm_render_minor"], props["1"]["drm_render_minor"]) == (128, 129)
+  assert (props["2"]["wave_front_size"], props["1"]["wave_front_size"]) == (64, 32) and props["2"]["num_xcc"] == 1
+  assert props["2"]["simd_count"] // props["2"]["simd_per_cu"] == 38 and props["2"]["local_mem_size"] == 8 << 30
   assert [driver.gpus[GFX942].arch, driver.gpus[GFX1100].arch] == ["gfx942", "gfx1100"]
   versions = {}
   for minor in (128, 129):

@@ -1,6 +1,7 @@
 """The RDNA3 decoder against LLVM itself: every kernel of bench/run.py's workloads (--quick sizes) and of the demo's
 graphs, compiled for gfx1100, decodes instruction by instruction to the text LLVM's assembly printer gives for the same
-module (branch targets compared as the labels they land on; the s_nop padding that aligns loops is not in the text).
+module (branch targets compared as the labels they land on; the s_nop padding that aligns loops is not in the text), and the
+emulator has semantics for every one of those instructions.
 Bytes that are no instruction are a DecodeError."""
 import re
 import struct
@@ -12,6 +13,7 @@ import pytest
 from pytc.compilers import amdgpu
 from pytc.compilers.gpu import gpu_compiler
 from pytc.runtime.amd.rdna3.decode import BRANCHES, DecodeError, decode, decode_one
+from pytc.runtime.amd.rdna3.wave import implemented
 from pytc.runtime.amd_code_object import parse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -69,6 +71,7 @@ def test_every_instruction_decodes_as_llvm_prints_it(compiled):
         assert mine == line, f"{name} at {instruction.pc:#x}"
         checked.add(instruction.name)
   assert len(checked) > 60  # the workloads use many instructions: a decoder that handled a few would fail above
+  assert not [name for name in checked if not implemented(name)]  # and the emulator executes every one of them
 
 
 def test_bad_bytes():

@@ -184,3 +184,133 @@ def test_unsupported_instruction_is_loud():
     execute(encode("VOP1", "v_movrels_b32", vdst=1, src0=V) + ENDPGM, [np.zeros(1, np.uint32)])
   with pytest.raises(UnsupportedInstruction, match="s_getpc_b64"):
     execute(encode("SOP1", "s_getpc_b64", sdst=4) + ENDPGM, [np.zeros(1, np.uint32)])
+
+
+GLOBAL_LOADS = {  # name -> (bytes, extend, half): what lands in the 32-bit register (the other half kept for d16 loads)
+  "global_load_u8": (1, "zero", None), "global_load_i8": (1, "sign", None), "global_load_u16": (2, "zero", None),
+  "global_load_i16": (2, "sign", None), "global_load_b32": (4, "zero", None), "global_load_d16_b16": (2, "zero", "low"),
+  "global_load_d16_u8": (1, "zero", "low"), "global_load_d16_i8": (1, "sign", "low"), "global_load_d16_hi_b16": (2, "zero", "high"),
+  "global_load_d16_hi_u8": (1, "zero", "high"), "global_load_d16_hi_i8": (1, "sign", "high")}
+
+
+def expected_register(raw: np.ndarray, extend: str, half: str | None, old: int) -> np.ndarray:
+  value = raw.astype(np.int64)
+  if extend == "sign": value = np.where(value >= 1 << 8 * raw.dtype.itemsize - 1, value - (1 << 8 * raw.dtype.itemsize), value)
+  if half is None: return (value & 0xFFFFFFFF).astype(np.uint32)
+  value &= 0xFFFF
+  return ((old & 0xFFFF0000) | value if half == "low" else (old & 0xFFFF) | value << 16).astype(np.uint32)
+
+
+@pytest.mark.parametrize("name", list(GLOBAL_LOADS))
+def test_every_global_load(name):
+  """Each lane loads at byte 3 * lane (unaligned where the width allows) into a register holding 0x12345678."""
+  size, extend, half = GLOBAL_LOADS[name]
+  source = np.random.default_rng(len(name)).integers(0, 256, 256, dtype=np.uint8)
+  out = np.zeros(32, np.uint32)
+  step = size if size > 1 else 3
+  code = (encode("VOP2", "v_mul_u32_u24", src0=128 + step, vsrc1=0, vdst=1) + lane_offsets(3)
+          + encode("VOP1", "v_mov_b32", vdst=2, src0=LITERAL, literal=0x12345678)
+          + encode("GLOBAL", name, vdst=2, addr=1, saddr=0) + encode("GLOBAL", "global_store_b32", addr=3, data=2, saddr=2) + ENDPGM)
+  execute(code, [source, out])
+  at = step * np.arange(32)
+  raw = source[at] if size == 1 else source.view({2: np.uint16, 4: np.uint32}[size])[at // size]
+  np.testing.assert_array_equal(out, expected_register(raw, extend, half, 0x12345678))
+
+
+@pytest.mark.parametrize("words", [2, 3, 4])
+def test_wide_global_loads_and_stores(words):
+  source = np.arange(32 * words, dtype=np.uint32) * 7 + 1
+  out = np.zeros(32 * words, np.uint32)
+  offset = encode("VOP2", "v_mul_u32_u24", src0=128 + 4 * words, vsrc1=0, vdst=1)
+  code = (offset + encode("GLOBAL", f"global_load_b{32 * words}", vdst=4, addr=1, saddr=0)
+          + encode("GLOBAL", f"global_store_b{32 * words}", addr=1, data=4, saddr=2) + ENDPGM)
+  execute(code, [source, out])
+  np.testing.assert_array_equal(out, source)
+
+
+@pytest.mark.parametrize("name, size, high", [("global_store_b8", 1, False), ("global_store_b16", 2, False),
+                                              ("global_store_d16_hi_b16", 2, True), ("global_store_d16_hi_b8", 1, True)])
+def test_narrow_stores_write_only_their_bytes(name, size, high):
+  out = np.full(64 * size, 0xEE, np.uint8)
+  code = (encode("VOP2", "v_mul_u32_u24", src0=128 + 2 * size, vsrc1=0, vdst=1)
+          + encode("VOP3", "v_mul_lo_u32", vdst=2, src0=LITERAL, src1=V + 0, literal=0x01020304)
+          + encode("GLOBAL", name, addr=1, data=2, saddr=0) + ENDPGM)
+  execute(code, [out])
+  values = (np.arange(32, dtype=np.uint64) * 0x01020304) & 0xFFFFFFFF
+  part = (values >> 16 if high else values) & ((1 << 8 * size) - 1)
+  want = np.full(64 * size, 0xEE, np.uint8).reshape(32, 2 * size)
+  want[:, :size] = part.astype(np.uint64)[:, None] >> (8 * np.arange(size, dtype=np.uint64)) & 0xFF
+  np.testing.assert_array_equal(out, want.reshape(-1))
+
+
+def test_scalar_loads_of_every_width():
+  source = np.arange(64, dtype=np.uint32) * 3 + 5
+  out = np.zeros(31, np.uint32)
+  code = b"".join(encode("SMEM", f"s_load_b{32 * n}", sdata=s, sbase=0, offset=4 * o, soffset=NULL)
+                  for n, s, o in ((1, 4, 60), (2, 6, 1), (4, 8, 9), (8, 12, 13), (16, 20, 21)))
+  code += encode("VOP1", "v_mov_b32", vdst=1, src0=128) + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=129)  # lane 0 alone
+  for i, register in enumerate([4, 6, 7, *range(8, 12), *range(12, 20), *range(20, 36)]):
+    code += encode("VOP1", "v_mov_b32", vdst=2, src0=register) + encode("GLOBAL", "global_store_b32", addr=1, data=2, saddr=2, offset=4 * i)
+  execute(code + ENDPGM, [source, out])
+  np.testing.assert_array_equal(out, source[[60, 1, 2, *range(9, 13), *range(13, 21), *range(21, 37)]])
+
+
+@pytest.mark.parametrize("name", ["ds_load_b64", "ds_load_b96", "ds_load_b128", "ds_load_2addr_stride64_b32", "ds_load_u8",
+                                  "ds_load_u8_d16", "ds_load_u8_d16_hi", "ds_load_u16", "ds_load_i8"])
+def test_lds_loads(name):
+  """LDS filled with known words by ds_store_2addr_stride64_b32 and ds_store_b8, read back by each load form."""
+  lds = 4096
+  out = np.zeros((4, 32), np.uint32)
+  words = {"ds_load_b64": 2, "ds_load_b96": 3, "ds_load_b128": 4}.get(name, 1)
+  code = (encode("VOP2", "v_lshlrev_b32", src0=130, vsrc1=0, vdst=1)  # v1 = 4 * lane
+          + encode("VOP2", "v_mul_u32_u24", src0=LITERAL, vsrc1=0, vdst=2, literal=0x9F37A1)  # v2 = lane * 0x9f37a1
+          + encode("VOP2", "v_xor_b32", src0=LITERAL, vsrc1=2, vdst=3, literal=0x80808080)
+          + encode("DS", "ds_store_2addr_stride64_b32", addr=1, data0=2, data1=3, offset0=0, offset1=1)  # words at 4l and 256 + 4l
+          + encode("DS", "ds_store_b8", addr=1, data0=3, offset0=0, offset1=2)  # byte at 512 + 4l
+          + encode("VOP2", "v_mul_u32_u24", src0=128 + 4 * words, vsrc1=0, vdst=5)
+          + encode("VOP1", "v_mov_b32", vdst=6, src0=LITERAL, literal=0x5555AAAA) + encode("VOP1", "v_mov_b32", vdst=7, src0=128)
+          + encode("VOP1", "v_mov_b32", vdst=8, src0=128) + encode("VOP1", "v_mov_b32", vdst=9, src0=128))
+  offset = {"ds_load_u8": 512, "ds_load_u8_d16": 512, "ds_load_u8_d16_hi": 512, "ds_load_i8": 512}.get(name, 0)
+  address = 5 if words > 1 else 1
+  if name == "ds_load_2addr_stride64_b32": code += encode("DS", name, vdst=6, addr=1, offset0=0, offset1=1)
+  else: code += encode("DS", name, vdst=6, addr=address, offset0=offset & 0xFF, offset1=offset >> 8)
+  code += b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=6 + i, saddr=0, offset=128 * i) for i in range(4)) + ENDPGM
+  execute(code, [out], lds=lds)
+  memory = np.zeros(lds // 4, np.uint32)
+  lane = np.arange(32, dtype=np.uint64)
+  memory[:32] = (lane * 0x9F37A1).astype(np.uint32)
+  memory[64:96] = memory[:32] ^ 0x80808080
+  memory.view(np.uint8)[512 + 4 * np.arange(32)] = (memory[64:96] & 0xFF).astype(np.uint8)
+  byte = memory.view(np.uint8)[512 + 4 * np.arange(32)].astype(np.uint32)
+  if words > 1: want = [memory[words * np.arange(32) + i] for i in range(words)] + [np.zeros(32, np.uint32)] * (4 - words)
+  elif name == "ds_load_2addr_stride64_b32": want = [memory[:32], memory[64:96], np.zeros(32), np.zeros(32)]
+  else:
+    first = {"ds_load_u8": byte, "ds_load_u8_d16": 0x5555AA00 & 0xFFFF0000 | byte, "ds_load_u8_d16_hi": 0xAAAA | byte << 16,
+             "ds_load_u16": memory.view(np.uint16)[256 + 2 * np.arange(32)].astype(np.uint32) * 0 + byte | 0,
+             "ds_load_i8": (byte.astype(np.int8).astype(np.int32)).view(np.uint32)}[name]
+    want = [first, np.zeros(32), np.zeros(32), np.zeros(32)]
+  if name == "ds_load_u16": want[0] = memory.view(np.uint16)[2 * np.arange(32)].astype(np.uint32)
+  np.testing.assert_array_equal(out, np.array(want, np.uint32))
+
+
+def test_vccz_branches_readfirstlane_and_packed_halves():
+  out = np.zeros((4, 32), np.uint32)
+  code = (lane_offsets() + encode("VOP1", "v_mov_b32", vdst=2, src0=128)
+          + encode("VOPC", "v_cmp_eq_u32", src0=128 + 12, vsrc1=1)  # only lane 3
+          + encode("SOPP", "s_cbranch_vccz", simm16=1) + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 1)  # taken by no wave
+          + encode("VOPC", "v_cmp_eq_u32", src0=LITERAL, vsrc1=1, literal=999)
+          + encode("SOPP", "s_cbranch_vccnz", simm16=1) + encode("VOP1", "v_mov_b32", vdst=3, src0=128 + 2)  # vcc is zero: runs
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=LITERAL, literal=0xFFFFFF00)
+          + encode("VOP1", "v_readfirstlane_b32", vdst=9, src0=V + 1)  # lane 8's offset: 32
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=193)  # all lanes (-1)
+          + encode("VOP1", "v_mov_b32", vdst=4, src0=9)
+          + encode("VOP1", "v_mov_b32", vdst=5, src0=LITERAL, literal=0x00030002)
+          + encode("VOP1", "v_mov_b32", vdst=6, src0=LITERAL, literal=0x0010FFFF)
+          + encode("VOP3P", "v_pk_add_u16", vdst=5, src0=V + 5, src1=V + 6, opsel_hi=3)
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=0, offset=128 * i) for i, r in enumerate((2, 3, 4, 5)))
+          + ENDPGM)
+  execute(code, [out])
+  np.testing.assert_array_equal(out[0], 1)  # vccz not taken (lane 3 set vcc): v2 = 1
+  np.testing.assert_array_equal(out[1], 2)
+  np.testing.assert_array_equal(out[2], 32)
+  np.testing.assert_array_equal(out[3], 0x00130001)  # (3 + 0x10) << 16 | (2 + 0xffff) & 0xffff

@@ -578,6 +578,16 @@ class Access:
     return Access("store" in words, element, int(element[1:]) // 8, "d16" in words, "hi" in words)
 
 
+def implemented(name: str) -> bool:
+  """Whether the executor has semantics for the instruction `name` (a VOPD pair as "x::y")."""
+  if "::" in name: return all(implemented("v_" + half[len("v_dual_"):]) for half in name.split("::"))
+  if name in VALU or name in SALU or name in NO_OPS or name in CACHE_CONTROL or name in BRANCHES: return True
+  if name in PACKED: return PACKED[name] in VALU
+  if "_saveexec_" in name: return name.endswith("_b32") and name[2:].rsplit("_saveexec", 1)[0] in SAVEEXEC
+  memory = name.startswith(("global_load_", "global_store_", "ds_load_", "ds_store_")) and "rtn" not in name and "addtid" not in name
+  return memory or name in ("s_endpgm", "s_barrier", "s_sendmsg", "v_readfirstlane_b32", "ds_nop") or (name.startswith("s_load_b"))
+
+
 def split_groups(launch: Launch) -> list[list[tuple[int, int, int]]]:
   """The grid's workgroups in batches whose register files fit BATCH_BYTES together."""
   gx, gy, gz = launch.grid
