@@ -25,7 +25,7 @@ VOP2 = """v_add_co_ci_u32 v_add_f16 v_add_f32 v_add_nc_u32 v_and_b32 v_ashrrev_i
 v_lshlrev_b32 v_lshrrev_b32 v_max_f32 v_max_i32 v_max_u32 v_min_f32 v_min_i32 v_min_u32 v_mul_f16 v_mul_f32 v_mul_hi_i32_i24
 v_mul_hi_u32_u24 v_mul_i32_i24 v_mul_u32_u24 v_or_b32 v_sub_f16 v_sub_f32 v_sub_nc_u32 v_subrev_co_ci_u32 v_subrev_f32 v_xor_b32
 v_sub_co_ci_u32 v_max_f16 v_min_f16 v_subrev_nc_u32 v_xnor_b32 v_ldexp_f16"""
-VOP3 = """v_add3_u32 v_add_f64 v_add_lshl_u32 v_add_nc_u16 v_sub_nc_u16 v_alignbit_b32 v_and_b16 v_or_b16 v_xor_b16 v_and_or_b32
+VOP3 = """v_add3_u32 v_xad_u32 v_add_f64 v_add_lshl_u32 v_add_nc_u16 v_sub_nc_u16 v_alignbit_b32 v_and_b16 v_or_b16 v_xor_b16 v_and_or_b32
 v_ashrrev_i16 v_ashrrev_i64 v_bfe_i32 v_bfe_u32 v_bfi_b32 v_cndmask_b16 v_div_fixup_f32 v_div_fixup_f64 v_div_fmas_f32
 v_div_fmas_f64 v_fma_f32 v_fma_f64 v_fma_f16 v_ldexp_f32 v_ldexp_f64 v_lshl_add_u32 v_lshl_or_b32 v_lshlrev_b16 v_lshlrev_b64
 v_lshrrev_b16 v_lshrrev_b64 v_mad_u16 v_mad_u32_u24 v_max3_i16 v_max3_i32 v_max3_u16 v_max3_u32 v_max3_f32 v_min3_f32 v_max_f64
@@ -232,6 +232,7 @@ def cls(x: int) -> int:
 INT_REFERENCES = {
   "v_add_nc_u32": lambda a, b: a + b, "v_sub_nc_u32": lambda a, b: a - b, "v_subrev_nc_u32": lambda a, b: b - a,
   "v_add_nc_i32": lambda a, b: a + b, "v_sub_nc_i32": lambda a, b: a - b, "v_add3_u32": lambda a, b, c: a + b + c,
+  "v_xad_u32": lambda a, b, c: (a ^ b) + c,
   "v_mul_lo_u32": lambda a, b: a * b, "v_mul_hi_u32": lambda a, b: a * b >> 32, "v_mul_hi_i32": lambda a, b: a * b >> 32,
   "v_mul_u32_u24": lambda a, b: (a & M24) * (b & M24), "v_mul_hi_u32_u24": lambda a, b: (a & M24) * (b & M24) >> 32,
   "v_mul_i32_i24": lambda a, b: s24(a) * s24(b), "v_mul_hi_i32_i24": lambda a, b: s24(a) * s24(b) >> 32,

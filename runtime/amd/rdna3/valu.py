@@ -490,7 +490,7 @@ def _table() -> dict[str, Callable[..., Result]]:
   # -- integer arithmetic
   put("v_add_nc_u32 v_add_nc_i32 v_add_nc_u16 v_add_nc_i16", np.add)
   put("v_sub_nc_u32 v_sub_nc_i32 v_sub_nc_u16 v_sub_nc_i16", np.subtract); put("v_subrev_nc_u32", lambda a, b: b - a)
-  put("v_add3_u32", lambda a, b, c: a + b + c)
+  put("v_add3_u32", lambda a, b, c: a + b + c); put("v_xad_u32", lambda a, b, c: (a ^ b) + c)
   put("v_mul_lo_u32 v_mul_lo_u16", np.multiply); put("v_mad_u16 v_mad_i16", lambda a, b, c: a * b + c)
   put("v_mul_hi_u32", lambda a, b: (a.astype(U64) * b >> U64(32)).astype(U32))
   put("v_mul_hi_i32", lambda a, b: (a.astype(I64) * b >> 32).astype(I32))

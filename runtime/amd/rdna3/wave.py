@@ -13,6 +13,7 @@ wave's live lanes. Floating point rounds to nearest even and keeps denormals (th
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -159,14 +160,14 @@ class Waves:
 
   # ***** running *****
 
-  def run(self) -> int:
-    """Step until every wave ended; the count of instructions executed (per wave step, not per wave)."""
-    steps = 0
+  def run(self) -> tuple[int, int]:
+    """Step until every wave ended: (steps, wave-instructions) executed, a step running one instruction for many waves."""
+    steps = executed = 0
     with np.errstate(all="ignore"):
       while True:
         if not (self.done.any() or self.waiting.any()) and (self.pc == self.pc[0]).all():  # every wave at one instruction
           self.execute(self.program.at(int(self.pc[0])), slice(None))
-          steps += 1
+          steps, executed = steps + 1, executed + len(self.pc)
           continue
         if self.done.all(): break
         runnable = ~self.done & ~self.waiting
@@ -175,8 +176,8 @@ class Waves:
         here = runnable & (self.pc == pc)
         waves = slice(None) if here.all() else np.nonzero(here)[0]
         self.execute(self.program.at(pc), waves)
-        steps += 1
-    return steps
+        steps, executed = steps + 1, executed + int(here.sum())
+    return steps, executed
 
   def fault(self, ins: Instruction, message: str, address: int = 0) -> ExecutionFault:
     where = f"{ins.name} at pc {self.launch.base + ins.pc:#x} (offset {ins.pc - self.launch.entry:#x} in {self.launch.name})"
@@ -597,6 +598,24 @@ def split_groups(launch: Launch) -> list[list[tuple[int, int, int]]]:
   return [groups[i:i + per_batch] for i in range(0, len(groups), per_batch)]
 
 
+@dataclass
+class Counters:
+  """What the executor ran in this process: dispatches, steps, wave-instructions and the seconds they took."""
+  dispatches: int = 0
+  steps: int = 0
+  wave_instructions: int = 0
+  seconds: float = 0.0
+
+
+COUNTERS = Counters()
+
+
 def run(launch: Launch, memory: GlobalMemory) -> int:
-  """Execute a dispatch to its end; the number of wave-steps run. ExecutionFault or UnsupportedInstruction stop it."""
-  return sum(Waves(launch, memory, batch).run() for batch in split_groups(launch))
+  """Execute a dispatch to its end; the number of wave-instructions run. ExecutionFault or UnsupportedInstruction stop it."""
+  start, total = time.perf_counter(), 0
+  for batch in split_groups(launch):
+    steps, executed = Waves(launch, memory, batch).run()
+    COUNTERS.steps, total = COUNTERS.steps + steps, total + executed
+  COUNTERS.dispatches, COUNTERS.wave_instructions = COUNTERS.dispatches + 1, COUNTERS.wave_instructions + total
+  COUNTERS.seconds += time.perf_counter() - start
+  return total
