@@ -314,3 +314,40 @@ def test_vccz_branches_readfirstlane_and_packed_halves():
   np.testing.assert_array_equal(out[1], 2)
   np.testing.assert_array_equal(out[2], 32)
   np.testing.assert_array_equal(out[3], 0x00130001)  # (3 + 0x10) << 16 | (2 + 0xffff) & 0xffff
+
+
+def test_hints_change_nothing_and_the_other_branches():
+  """Waits, clauses, delays, nops, prefetch hints, cache invalidation and the VGPR-release message leave the state alone;
+  s_branch, s_cbranch_scc0 and s_cbranch_execnz jump as their conditions say; s_and_not1_saveexec_b32 masks the others."""
+  out = np.zeros((3, 32), np.uint32)
+  hints = b"".join(encode("SOPP", name, simm16=value) for name, value in (("s_waitcnt", 0), ("s_clause", 1), ("s_delay_alu", 0x91),
+                   ("s_nop", 0), ("s_set_inst_prefetch_distance", 1), ("s_waitcnt_depctr", 0xFFF))) + encode("MUBUF", "buffer_gl0_inv")
+  code = (lane_offsets() + hints + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 1)
+          + encode("SOPC", "s_cmp_eq_u32", ssrc0=128, ssrc1=129)  # scc = 0
+          + encode("SOPP", "s_cbranch_scc0", simm16=1) + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 9)  # skipped
+          + encode("SOPP", "s_branch", simm16=1) + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 10)  # skipped
+          + encode("VOPC", "v_cmp_gt_u32", src0=128 + 16, vsrc1=1)  # lanes 0-3
+          + encode("SOP1", "s_and_not1_saveexec_b32", sdst=8, ssrc0=VCC)  # exec = vcc & ~exec = 0
+          + encode("SOPP", "s_cbranch_execnz", simm16=1) + encode("VOP1", "v_mov_b32", vdst=3, src0=128 + 4)  # runs on no lane
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=8)
+          + encode("VOP1", "v_mov_b32", vdst=4, src0=8)
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=0, offset=128 * i) for i, r in enumerate((2, 3, 4)))
+          + encode("SOPP", "s_sendmsg", simm16=3) + ENDPGM)
+  execute(code, [out])
+  np.testing.assert_array_equal(out[0], 1)
+  np.testing.assert_array_equal(out[1], 0)
+  np.testing.assert_array_equal(out[2], 0xFFFFFFFF)  # the saved exec
+
+
+@pytest.mark.parametrize("name, reference, dtype", [
+  ("v_pk_add_f16", np.add, np.float16), ("v_pk_mul_f16", np.multiply, np.float16), ("v_pk_max_i16", np.maximum, np.int16),
+  ("v_pk_max_u16", np.maximum, np.uint16), ("v_pk_mul_lo_u16", np.multiply, np.uint16)])
+def test_packed_ops_work_on_both_halves(name, reference, dtype):
+  rng = np.random.default_rng(3)
+  a, b = (rng.standard_normal(64).astype(dtype) if dtype == np.float16 else rng.integers(-2**15, 2**15, 64).astype(dtype) for _ in range(2))
+  out = np.zeros(64, dtype)
+  code = (lane_offsets() + encode("GLOBAL", "global_load_b32", vdst=2, addr=1, saddr=0) + encode("GLOBAL", "global_load_b32", vdst=3, addr=1, saddr=2)
+          + encode("VOP3P", name, vdst=4, src0=V + 2, src1=V + 3, opsel_hi=3)
+          + encode("GLOBAL", "global_store_b32", addr=1, data=4, saddr=4) + ENDPGM)
+  execute(code, [a, b, out])
+  with np.errstate(over="ignore"): np.testing.assert_array_equal(out, reference(a, b).astype(dtype))
