@@ -254,10 +254,11 @@ class Engine:
     r, regs = pm4.registers(self.family), self.registers
     rsrc2 = regs.get(r.rsrc2, 0)
     self.check(kernel.image_base, kernel.image_size, f"kernel {kernel.name}'s code")
-    launch = wave.Launch(ctypes.string_at(kernel.image_base, kernel.image_size), kernel.image_base, code - kernel.image_base, grid, local,
-                         tuple(regs.get(r.user_data_0 + i, 0) for i in range(rsrc2 >> 1 & 0x1F)), rsrc2, lds,
-                         kernel.descriptor.vgpr_count(self.gpu.arch), kernel.name)
-    try: wave.run(launch, self.isa_memory)
+    user = tuple(regs.get(r.user_data_0 + i, 0) for i in range(rsrc2 >> 1 & 0x1F))
+    try:
+      launch = wave.Launch(ctypes.string_at(kernel.image_base, kernel.image_size), kernel.image_base, code - kernel.image_base, grid, local,
+                           user, rsrc2, lds, kernel.descriptor.vgpr_count(self.gpu.arch), kernel.name, regs.get(r.rsrc1, 0) >> 12 & 0xFF)
+      wave.run(launch, self.isa_memory)
     except wave.ExecutionFault as fault: raise Fault(fault.address, str(fault)) from None
     except wave.UnsupportedInstruction as error: raise Fault(code, str(error)) from None
 

@@ -351,3 +351,8 @@ def test_packed_ops_work_on_both_halves(name, reference, dtype):
           + encode("GLOBAL", "global_store_b32", addr=1, data=4, saddr=4) + ENDPGM)
   execute(code, [a, b, out])
   with np.errstate(over="ignore"): np.testing.assert_array_equal(out, reference(a, b).astype(dtype))
+
+
+def test_a_float_mode_the_emulator_does_not_model_is_refused():
+  with pytest.raises(UnsupportedInstruction, match="float mode 0x0 .*rounds to nearest and keeps denormals"):
+    Launch(ENDPGM, 0, 0, (1, 1, 1), (32, 1, 1), (), 0, 0, 1, float_mode=0)  # denormals flushed

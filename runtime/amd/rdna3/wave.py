@@ -40,6 +40,7 @@ NO_OPS = {"s_waitcnt", "s_waitcnt_vscnt", "s_waitcnt_vmcnt", "s_waitcnt_expcnt",
           "s_clause", "s_nop", "s_set_inst_prefetch_distance", "s_icache_inv", "s_sleep", "s_setprio", "s_code_end"}
 CACHE_CONTROL = {"buffer_gl0_inv", "buffer_gl1_inv", "s_gl1_inv", "s_dcache_inv"}
 MSG_DEALLOC_VGPRS = 3
+IEEE_FLOAT_MODE = 0xF0  # round to nearest even for f32 and f16/f64, denormals kept for both
 PACKED = {"v_pk_add_f16": "v_add_f16", "v_pk_mul_f16": "v_mul_f16", "v_pk_fma_f16": "v_fma_f16", "v_pk_add_u16": "v_add_nc_u16",
           "v_pk_sub_u16": "v_sub_nc_u16", "v_pk_add_i16": "v_add_nc_u16", "v_pk_sub_i16": "v_sub_nc_u16", "v_pk_mul_lo_u16": "v_mul_lo_u16",
           "v_pk_max_i16": "v_max_i16", "v_pk_min_i16": "v_min_i16", "v_pk_max_u16": "v_max_u16", "v_pk_min_u16": "v_min_u16",
@@ -77,6 +78,12 @@ class Launch:
   lds_bytes: int
   vgprs: int
   name: str = "kernel"
+  float_mode: int = IEEE_FLOAT_MODE  # COMPUTE_PGM_RSRC1.FLOAT_MODE: rounding and denormal modes
+
+  def __post_init__(self):
+    if self.float_mode != IEEE_FLOAT_MODE:
+      raise UnsupportedInstruction(f"float mode {self.float_mode:#x} of {self.name} (the emulator rounds to nearest and keeps denormals: "
+                                   f"{IEEE_FLOAT_MODE:#x})")
 
   @property
   def workgroup_ids(self) -> tuple[bool, bool, bool]: return tuple(bool(self.rsrc2 >> b & 1) for b in (7, 8, 9))
