@@ -239,7 +239,9 @@ class Engine:
               (self.family != pm4.GFX11 or bool(initiator & pm4.INITIATOR_CS_W32_EN) == d.wave32, "the initiator's wave size is not the kernel's")]
     problems = [message for ok, message in checks if not ok]
     if problems: raise Fault(code, f"dispatch of {kernel.name}: {'; '.join(problems)}")
-    if executes_isa(self.family): return self.execute(kernel, code, (x, y, z), local, lds)
+    try: isa = executes_isa(self.family)  # read at each dispatch: a bad value faults the queue, naming it
+    except ValueError as error: raise Fault(code, str(error)) from None
+    if isa: return self.execute(kernel, code, (x, y, z), local, lds)
     kernarg = regs.get(r.user_data_0, 0) | regs.get(r.user_data_0 + 1, 0) << 32
     self.check(kernarg, kernel.kernarg_size, f"kernel {kernel.name}'s kernarg segment")
     pointers = [self.load(kernarg + offset, "<Q", "kernarg") for offset in kernel.pointers]

@@ -13,6 +13,7 @@ from pytc import Device, Tensor, TinyJit, dtypes
 from pytc.compiler import compile_kernels
 from pytc.realize import schedule
 from pytc.runtime.amd import pm4, sdma
+from pytc.runtime.amd.rdna3.wave import COUNTERS
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.hcq import SUBMIT_LOCK, DeviceError, SignalTimeout
 from pytc.runtime.ops_amd import STAGING_BYTES, split_mock_binary
@@ -179,6 +180,21 @@ def test_a_wrong_user_sgpr_count_is_a_fault_not_a_wrong_answer(amd):
   with pytest.raises(DeviceError, match="RSRC2 .* not the descriptor's"): device.synchronize(timeout=10)
   device.reset()
   np.testing.assert_array_equal((Tensor(np.arange(3, dtype=np.int32), device=amd) * 2).numpy(), [0, 2, 4])
+
+
+def test_the_mock_execution_mode(monkeypatch):
+  """PYTC_AMD_MOCK picks what a gfx1100 dispatch runs: the machine code (isa, the default) or the CPU emulation; another
+  value faults the queue naming it."""
+  x = np.arange(40, dtype=np.float32)
+  for mode in ("isa", "emulation"):
+    monkeypatch.setenv("PYTC_AMD_MOCK", mode)
+    before = COUNTERS.dispatches
+    np.testing.assert_array_equal((Tensor(x, device="AMD:MOCK") * 3 - 1).numpy(), x * 3 - 1)
+    assert (COUNTERS.dispatches > before) == (mode == "isa")
+  monkeypatch.setenv("PYTC_AMD_MOCK", "hardware")
+  with pytest.raises(DeviceError, match="PYTC_AMD_MOCK='hardware'"): (Tensor(x, device="AMD:MOCK") + 2).numpy()
+  monkeypatch.setenv("PYTC_AMD_MOCK", "isa")
+  Device["AMD:MOCK"].reset()
 
 
 def test_a_wait_that_never_comes_times_out_and_reset_recovers(amd):
