@@ -56,7 +56,7 @@ def test_a_window_from_a_symbolic_start(data, value):
   start = Variable("start", 0, M - 2).bind(value)
   np.testing.assert_array_equal(t[:, start:start + 2].numpy(), data[:, value:value + 2])
   np.testing.assert_array_equal(t.shrink((None, (start, start + 1), (1, 3))).numpy(), data[:, value:value + 1, 1:3])
-  np.testing.assert_array_equal(t[:, :start + 2].sum(1).numpy(), data[:, :value + 2].sum(1))
+  np.testing.assert_allclose(t[:, :start + 2].sum(1).numpy(), data[:, :value + 2].sum(1), rtol=1e-5, atol=1e-6)  # NumPy sums in its own order
 
 
 def test_symbolic_creation_arange_and_triangles():
