@@ -406,11 +406,15 @@ class AMDDevice(Compiled):
       memory, hardware = data.memory_exception_data, data.hw_exception_data
       if memory.gpu_id == self.gpu.gpu_id and self.error is None:
         kind = "page not present" if memory.failure_not_present else "write to read-only memory" if memory.failure_read_only else "access refused"
-        faults = self.gpu.driver.gpus[self.gpu.gpu_id].faults if self.mock else []  # the MOCK knows what faulted
-        detail = f": {faults[-1][1]}" if faults else ""
-        self.error = f"{self.name}: GPU memory fault in the page at address {memory.va:#x} ({kind}){detail}; the device stopped: reset() it"
+        fault = f"GPU memory fault in the page at address {memory.va:#x} ({kind}){self.mock_detail()}"
+        self.error = f"{self.name}: {fault}; the device stopped: reset() it"
       elif hardware.gpu_id == self.gpu.gpu_id and self.error is None:
-        self.error = f"{self.name}: GPU hardware exception (reset type {hardware.reset_type}); the device stopped: reset() it"
+        self.error = f"{self.name}: GPU hardware exception (reset type {hardware.reset_type}){self.mock_detail()}; the device stopped: reset() it"
+
+  def mock_detail(self) -> str:
+    """What the MOCK recorded of the last fault (real KFD reports only its kind and address)."""
+    faults = self.gpu.driver.gpus[self.gpu.gpu_id].faults if self.mock else []
+    return f": {faults[-1][1]}" if faults else ""
 
   def failure(self, epoch: int = 0, value: int = 0) -> str | None:
     return self.error if epoch == self.epoch else f"{self.name} queue stopped and was reset"

@@ -199,6 +199,18 @@ class MockGPU:
           self.driver.fire(event)
 
 
+  def hardware_exception(self, reason: str) -> None:
+    """A wave trapped (an instruction the MOCK cannot execute): recorded in `faults` (address 0), and every
+    hardware-exception event fires with this GPU's id, as KFD reports a GPU that needs a reset."""
+    with self.driver.cond:
+      self.faults.append((0, reason))
+      data = kfd.HwExceptionData(reset_type=1, reset_cause=1, memory_lost=0, gpu_id=self.gpu_id)
+      for event in self.driver.events.values():
+        if event.event_type == kfd.EVENT_HW_EXCEPTION:
+          event.data.hw_exception_data = data
+          self.driver.fire(event)
+
+
 class MockDriver(kfd.Driver):
   """The fake kernel. `engine_factory(queue)` makes the engine of each created queue (default: `engine` of
   pytc.runtime.amd.mock_gpu, imported at the first CREATE_QUEUE; ENOSYS when that module is missing)."""

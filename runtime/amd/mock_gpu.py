@@ -6,7 +6,8 @@ hardware would:
   the grid in the packet and the workgroup size in COMPUTE_NUM_THREAD_X/Y/Z, with the kernarg pointer of the user-data
   registers. On gfx11 the MOCK executes the code object's own machine code from GPU memory (the RDNA3 emulator of
   runtime/amd/rdna3: the initial SGPRs and VGPRs as the registers and RSRC2 set them up, memory through this GPU's mapped
-  ranges, a fault naming the instruction); `PYTC_AMD_MOCK=emulation` (and gfx9, whose ISA is not emulated) runs the
+  ranges, a fault naming the instruction; an instruction it cannot execute traps: KFD's hardware-exception event);
+  `PYTC_AMD_MOCK=emulation` (and gfx9, whose ISA is not emulated) runs the
   kernel's CPU emulation instead (the `EMU` lowering of the same mapped kernel, compiled with the grid as arguments),
   called with the buffer addresses read from those kernarg bytes. The registers are checked against the kernel's
   descriptor (RSRC1/2/3, LDS, wave size, user SGPRs) and the workgroup size against its mapping. RELEASE_MEM writes
@@ -47,6 +48,10 @@ class Fault(Exception):
   def __init__(self, address: int, reason: str):
     super().__init__(f"{reason} (address {address:#x})")
     self.address, self.reason = address, reason
+
+
+class Trap(Exception):
+  """A wave hit an instruction (or a setup) the MOCK cannot execute: a hardware exception, and the queue stops."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +124,9 @@ class Engine:
       except Fault as fault:
         self.halted = True
         self.gpu.memory_fault(fault.address, fault.reason)
+      except Trap as trap:
+        self.halted = True
+        self.gpu.hardware_exception(str(trap))
 
   # ***** memory as the GPU sees it *****
 
@@ -240,7 +248,7 @@ class Engine:
     problems = [message for ok, message in checks if not ok]
     if problems: raise Fault(code, f"dispatch of {kernel.name}: {'; '.join(problems)}")
     try: isa = executes_isa(self.family)  # read at each dispatch: a bad value faults the queue, naming it
-    except ValueError as error: raise Fault(code, str(error)) from None
+    except ValueError as error: raise Trap(str(error)) from None
     if isa: return self.execute(kernel, code, (x, y, z), local, lds)
     kernarg = regs.get(r.user_data_0, 0) | regs.get(r.user_data_0 + 1, 0) << 32
     self.check(kernarg, kernel.kernarg_size, f"kernel {kernel.name}'s kernarg segment")
@@ -262,7 +270,7 @@ class Engine:
                            user, rsrc2, lds, kernel.descriptor.vgpr_count(self.gpu.arch), kernel.name, regs.get(r.rsrc1, 0) >> 12 & 0xFF)
       wave.run(launch, self.isa_memory)
     except wave.ExecutionFault as fault: raise Fault(fault.address, str(fault)) from None
-    except wave.UnsupportedInstruction as error: raise Fault(code, str(error)) from None
+    except wave.UnsupportedInstruction as error: raise Trap(str(error)) from None
 
 
 def engine(queue: Any) -> Engine:

@@ -192,9 +192,21 @@ def test_the_mock_execution_mode(monkeypatch):
     np.testing.assert_array_equal((Tensor(x, device="AMD:MOCK") * 3 - 1).numpy(), x * 3 - 1)
     assert (COUNTERS.dispatches > before) == (mode == "isa")
   monkeypatch.setenv("PYTC_AMD_MOCK", "hardware")
-  with pytest.raises(DeviceError, match="PYTC_AMD_MOCK='hardware'"): (Tensor(x, device="AMD:MOCK") + 2).numpy()
+  with pytest.raises(DeviceError, match="hardware exception .*PYTC_AMD_MOCK='hardware'"): (Tensor(x, device="AMD:MOCK") + 2).numpy()
   monkeypatch.setenv("PYTC_AMD_MOCK", "isa")
   Device["AMD:MOCK"].reset()
+
+
+def test_an_instruction_the_emulator_lacks_is_a_hardware_exception_naming_it():
+  """The gfx1100's first instruction overwritten in GPU memory by one the emulator has no semantics for: the wave traps."""
+  from pytc.runtime.amd.rdna3.decode import encode
+  device, kernel, args, _, _, queue = launch_packets("AMD:MOCK")
+  instruction = encode("VOP1", "v_movrels_b32", vdst=1, src0=256)
+  device.timeline.wait(device.timeline_value - 1, 10)  # the code object's copy into VRAM has landed (the launch is not submitted)
+  ctypes.memmove(kernel.code_address, instruction, len(instruction))
+  queue.submit(device)
+  with pytest.raises(DeviceError, match="hardware exception .*does not implement v_movrels_b32 at offset 0x0"): device.synchronize(timeout=10)
+  device.reset()
 
 
 def test_a_wait_that_never_comes_times_out_and_reset_recovers(amd):
