@@ -109,7 +109,7 @@ def decode_one(code: bytes, pc: int) -> Instruction:
   if encoding in ("VOP1", "VOP2", "VOPC", "VOP3", "VOP3SD", "VOP3P") and fields.get("src0") in (DPP16, DPP8):
     raise DecodeError(f"{name} at {pc:#x} uses DPP, which pytc's kernels never contain")
   literal = None
-  if LITERAL in sources or name in ALWAYS_LITERAL or (encoding == "VOPD" and f"{name}".count("fmaak") + f"{name}".count("fmamk")):
+  if LITERAL in sources or any(part in ALWAYS_LITERAL for part in name.split("::")):
     if pc + size + 4 > len(code): raise DecodeError(f"the literal of {name} at {pc:#x} runs past the code's end")
     literal = struct.unpack_from("<I", code, pc + size)[0]
     size += 4
@@ -121,9 +121,7 @@ def instruction_name(encoding: str, fields: dict[str, int], word: int, pc: int) 
     x, y = opcodes.VOPD.get(fields["opx"]), opcodes.VOPD.get(fields["opy"]) or VOPD_Y_ONLY.get(fields["opy"])
     if x is None or y is None or fields["opx"] >= 16: raise DecodeError(f"VOPD word {word:#010x} at {pc:#x} has unknown opcodes")
     return f"{x}::{y}", fields["opx"] << 5 | fields["opy"]
-  names = table("FLAT" if encoding == "FLAT" and fields["seg"] == 0 else FLAT_SEGMENTS.get(fields.get("seg", 0), "FLAT")
-                if encoding == "FLAT" else encoding)
-  name = names.get(fields["op"])
+  name = table(FLAT_SEGMENTS.get(fields["seg"], "FLAT") if encoding == "FLAT" else encoding).get(fields["op"])
   if name is None: raise DecodeError(f"{encoding} opcode {fields['op']} (word {word:#010x} at {pc:#x}) is no RDNA3 instruction")
   return name, fields["op"]
 

@@ -20,7 +20,14 @@ class MemoryFault(Exception):
 class GlobalMemory:
   """The host memory of the ranges `spans()` gives ((start, end) pairs, sorted and disjoint), lane by lane."""
   def __init__(self, spans: Callable[[], tuple[tuple[int, int], ...]]):
-    self.spans, self.views = spans, {}
+    self.spans, self.views, self.bounds = spans, {}, ((), np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+
+  def ranges(self) -> tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray]:
+    """The mapped ranges with their starts and ends as arrays, made again only when the ranges changed (a new tuple)."""
+    spans = self.spans()
+    if spans is not self.bounds[0]:
+      self.bounds = (spans, np.fromiter((s for s, _ in spans), np.uint64, len(spans)), np.fromiter((e for _, e in spans), np.uint64, len(spans)))
+    return self.bounds
 
   def view(self, span: tuple[int, int]) -> np.ndarray:
     if (view := self.views.get(span)) is None:
@@ -30,10 +37,8 @@ class GlobalMemory:
   def locate(self, addresses: np.ndarray, nbytes: int, where: str) -> list[tuple[np.ndarray, np.ndarray | slice, np.ndarray]]:
     """(view, lane positions, byte offsets into the view) per mapped range the lanes' accesses fall in; MemoryFault for
     the first lane whose `nbytes` at its address are not all mapped."""
-    spans = self.spans()
+    spans, starts, ends = self.ranges()
     if not spans: raise MemoryFault(int(addresses[0]), f"{where}: {nbytes} bytes at {int(addresses[0]):#x} are not mapped to the GPU")
-    starts = np.fromiter((s for s, _ in spans), np.uint64, len(spans))
-    ends = np.fromiter((e for _, e in spans), np.uint64, len(spans))
     index = np.maximum(np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1, 0)
     inside = (addresses >= starts[index]) & (addresses + np.uint64(nbytes) <= ends[index])
     if not inside.all():

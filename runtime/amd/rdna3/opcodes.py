@@ -1,6 +1,7 @@
 """RDNA3 (gfx11) opcode numbers by encoding, as AMD's RDNA3 instruction-set reference lists them: each table is
-"opcode:name" words. VOP3 numbers every VALU instruction (VOPC at 0-255, VOP2 at 256-383, VOP1 at 384-511 in their
-VOP3 form, then the VOP3-only ones); VOP3SD holds the VOP3 opcodes whose encoding carries a scalar destination."""
+"opcode:name" words. VOP3 numbers every VALU instruction that has a VOP3 form (VOPC at 0-255, VOP2 at 256-383, VOP1 at
+384-511, derived from those tables, then the VOP3-only ones from 512); VOP3SD holds the VOP3 opcodes whose encoding
+carries a scalar destination."""
 from __future__ import annotations
 
 
@@ -134,75 +135,27 @@ VOPC = _table("""
 223:v_cmpx_t_u64 253:v_cmpx_class_f16 254:v_cmpx_class_f32 255:v_cmpx_class_f64
 """)
 
-VOP3 = _table("""
-0:v_cmp_f_f16 1:v_cmp_lt_f16 2:v_cmp_eq_f16 3:v_cmp_le_f16 4:v_cmp_gt_f16 5:v_cmp_lg_f16 6:v_cmp_ge_f16
-7:v_cmp_o_f16 8:v_cmp_u_f16 9:v_cmp_nge_f16 10:v_cmp_nlg_f16 11:v_cmp_ngt_f16 12:v_cmp_nle_f16 13:v_cmp_neq_f16
-14:v_cmp_nlt_f16 15:v_cmp_t_f16 16:v_cmp_f_f32 17:v_cmp_lt_f32 18:v_cmp_eq_f32 19:v_cmp_le_f32 20:v_cmp_gt_f32
-21:v_cmp_lg_f32 22:v_cmp_ge_f32 23:v_cmp_o_f32 24:v_cmp_u_f32 25:v_cmp_nge_f32 26:v_cmp_nlg_f32 27:v_cmp_ngt_f32
-28:v_cmp_nle_f32 29:v_cmp_neq_f32 30:v_cmp_nlt_f32 31:v_cmp_t_f32 32:v_cmp_f_f64 33:v_cmp_lt_f64 34:v_cmp_eq_f64
-35:v_cmp_le_f64 36:v_cmp_gt_f64 37:v_cmp_lg_f64 38:v_cmp_ge_f64 39:v_cmp_o_f64 40:v_cmp_u_f64 41:v_cmp_nge_f64
-42:v_cmp_nlg_f64 43:v_cmp_ngt_f64 44:v_cmp_nle_f64 45:v_cmp_neq_f64 46:v_cmp_nlt_f64 47:v_cmp_t_f64
-49:v_cmp_lt_i16 50:v_cmp_eq_i16 51:v_cmp_le_i16 52:v_cmp_gt_i16 53:v_cmp_ne_i16 54:v_cmp_ge_i16 57:v_cmp_lt_u16
-58:v_cmp_eq_u16 59:v_cmp_le_u16 60:v_cmp_gt_u16 61:v_cmp_ne_u16 62:v_cmp_ge_u16 64:v_cmp_f_i32 65:v_cmp_lt_i32
-66:v_cmp_eq_i32 67:v_cmp_le_i32 68:v_cmp_gt_i32 69:v_cmp_ne_i32 70:v_cmp_ge_i32 71:v_cmp_t_i32 72:v_cmp_f_u32
-73:v_cmp_lt_u32 74:v_cmp_eq_u32 75:v_cmp_le_u32 76:v_cmp_gt_u32 77:v_cmp_ne_u32 78:v_cmp_ge_u32 79:v_cmp_t_u32
-80:v_cmp_f_i64 81:v_cmp_lt_i64 82:v_cmp_eq_i64 83:v_cmp_le_i64 84:v_cmp_gt_i64 85:v_cmp_ne_i64 86:v_cmp_ge_i64
-87:v_cmp_t_i64 88:v_cmp_f_u64 89:v_cmp_lt_u64 90:v_cmp_eq_u64 91:v_cmp_le_u64 92:v_cmp_gt_u64 93:v_cmp_ne_u64
-94:v_cmp_ge_u64 95:v_cmp_t_u64 125:v_cmp_class_f16 126:v_cmp_class_f32 127:v_cmp_class_f64 128:v_cmpx_f_f16
-129:v_cmpx_lt_f16 130:v_cmpx_eq_f16 131:v_cmpx_le_f16 132:v_cmpx_gt_f16 133:v_cmpx_lg_f16 134:v_cmpx_ge_f16
-135:v_cmpx_o_f16 136:v_cmpx_u_f16 137:v_cmpx_nge_f16 138:v_cmpx_nlg_f16 139:v_cmpx_ngt_f16 140:v_cmpx_nle_f16
-141:v_cmpx_neq_f16 142:v_cmpx_nlt_f16 143:v_cmpx_t_f16 144:v_cmpx_f_f32 145:v_cmpx_lt_f32 146:v_cmpx_eq_f32
-147:v_cmpx_le_f32 148:v_cmpx_gt_f32 149:v_cmpx_lg_f32 150:v_cmpx_ge_f32 151:v_cmpx_o_f32 152:v_cmpx_u_f32
-153:v_cmpx_nge_f32 154:v_cmpx_nlg_f32 155:v_cmpx_ngt_f32 156:v_cmpx_nle_f32 157:v_cmpx_neq_f32 158:v_cmpx_nlt_f32
-159:v_cmpx_t_f32 160:v_cmpx_f_f64 161:v_cmpx_lt_f64 162:v_cmpx_eq_f64 163:v_cmpx_le_f64 164:v_cmpx_gt_f64
-165:v_cmpx_lg_f64 166:v_cmpx_ge_f64 167:v_cmpx_o_f64 168:v_cmpx_u_f64 169:v_cmpx_nge_f64 170:v_cmpx_nlg_f64
-171:v_cmpx_ngt_f64 172:v_cmpx_nle_f64 173:v_cmpx_neq_f64 174:v_cmpx_nlt_f64 175:v_cmpx_t_f64 177:v_cmpx_lt_i16
-178:v_cmpx_eq_i16 179:v_cmpx_le_i16 180:v_cmpx_gt_i16 181:v_cmpx_ne_i16 182:v_cmpx_ge_i16 185:v_cmpx_lt_u16
-186:v_cmpx_eq_u16 187:v_cmpx_le_u16 188:v_cmpx_gt_u16 189:v_cmpx_ne_u16 190:v_cmpx_ge_u16 192:v_cmpx_f_i32
-193:v_cmpx_lt_i32 194:v_cmpx_eq_i32 195:v_cmpx_le_i32 196:v_cmpx_gt_i32 197:v_cmpx_ne_i32 198:v_cmpx_ge_i32
-199:v_cmpx_t_i32 200:v_cmpx_f_u32 201:v_cmpx_lt_u32 202:v_cmpx_eq_u32 203:v_cmpx_le_u32 204:v_cmpx_gt_u32
-205:v_cmpx_ne_u32 206:v_cmpx_ge_u32 207:v_cmpx_t_u32 208:v_cmpx_f_i64 209:v_cmpx_lt_i64 210:v_cmpx_eq_i64
-211:v_cmpx_le_i64 212:v_cmpx_gt_i64 213:v_cmpx_ne_i64 214:v_cmpx_ge_i64 215:v_cmpx_t_i64 216:v_cmpx_f_u64
-217:v_cmpx_lt_u64 218:v_cmpx_eq_u64 219:v_cmpx_le_u64 220:v_cmpx_gt_u64 221:v_cmpx_ne_u64 222:v_cmpx_ge_u64
-223:v_cmpx_t_u64 253:v_cmpx_class_f16 254:v_cmpx_class_f32 255:v_cmpx_class_f64 257:v_cndmask_b32 259:v_add_f32
-260:v_sub_f32 261:v_subrev_f32 262:v_fmac_dx9_zero_f32 263:v_mul_dx9_zero_f32 264:v_mul_f32 265:v_mul_i32_i24
-266:v_mul_hi_i32_i24 267:v_mul_u32_u24 268:v_mul_hi_u32_u24 271:v_min_f32 272:v_max_f32 273:v_min_i32
-274:v_max_i32 275:v_min_u32 276:v_max_u32 280:v_lshlrev_b32 281:v_lshrrev_b32 282:v_ashrrev_i32 283:v_and_b32
-284:v_or_b32 285:v_xor_b32 286:v_xnor_b32 293:v_add_nc_u32 294:v_sub_nc_u32 295:v_subrev_nc_u32 299:v_fmac_f32
-303:v_cvt_pk_rtz_f16_f32 306:v_add_f16 307:v_sub_f16 308:v_subrev_f16 309:v_mul_f16 310:v_fmac_f16 313:v_max_f16
-314:v_min_f16 315:v_ldexp_f16 384:v_nop 385:v_mov_b32 386:v_readfirstlane_b32 387:v_cvt_i32_f64 388:v_cvt_f64_i32
-389:v_cvt_f32_i32 390:v_cvt_f32_u32 391:v_cvt_u32_f32 392:v_cvt_i32_f32 394:v_cvt_f16_f32 395:v_cvt_f32_f16
-396:v_cvt_nearest_i32_f32 397:v_cvt_floor_i32_f32 398:v_cvt_off_f32_i4 399:v_cvt_f32_f64 400:v_cvt_f64_f32
-401:v_cvt_f32_ubyte0 402:v_cvt_f32_ubyte1 403:v_cvt_f32_ubyte2 404:v_cvt_f32_ubyte3 405:v_cvt_u32_f64
-406:v_cvt_f64_u32 407:v_trunc_f64 408:v_ceil_f64 409:v_rndne_f64 410:v_floor_f64 411:v_pipeflush 412:v_mov_b16
-416:v_fract_f32 417:v_trunc_f32 418:v_ceil_f32 419:v_rndne_f32 420:v_floor_f32 421:v_exp_f32 423:v_log_f32
-426:v_rcp_f32 427:v_rcp_iflag_f32 430:v_rsq_f32 431:v_rcp_f64 433:v_rsq_f64 435:v_sqrt_f32 436:v_sqrt_f64
-437:v_sin_f32 438:v_cos_f32 439:v_not_b32 440:v_bfrev_b32 441:v_clz_i32_u32 442:v_ctz_i32_b32 443:v_cls_i32
-444:v_frexp_exp_i32_f64 445:v_frexp_mant_f64 446:v_fract_f64 447:v_frexp_exp_i32_f32 448:v_frexp_mant_f32
-450:v_movreld_b32 451:v_movrels_b32 452:v_movrelsd_b32 456:v_movrelsd_2_b32 464:v_cvt_f16_u16 465:v_cvt_f16_i16
-466:v_cvt_u16_f16 467:v_cvt_i16_f16 468:v_rcp_f16 469:v_sqrt_f16 470:v_rsq_f16 471:v_log_f16 472:v_exp_f16
-473:v_frexp_mant_f16 474:v_frexp_exp_i16_f16 475:v_floor_f16 476:v_ceil_f16 477:v_trunc_f16 478:v_rndne_f16
-479:v_fract_f16 480:v_sin_f16 481:v_cos_f16 482:v_sat_pk_u8_i16 483:v_cvt_norm_i16_f16 484:v_cvt_norm_u16_f16
-489:v_not_b16 490:v_cvt_i32_i16 491:v_cvt_u32_u16 521:v_fma_dx9_zero_f32 522:v_mad_i32_i24 523:v_mad_u32_u24
-524:v_cubeid_f32 525:v_cubesc_f32 526:v_cubetc_f32 527:v_cubema_f32 528:v_bfe_u32 529:v_bfe_i32 530:v_bfi_b32
-531:v_fma_f32 532:v_fma_f64 533:v_lerp_u8 534:v_alignbit_b32 535:v_alignbyte_b32 536:v_mullit_f32 537:v_min3_f32
-538:v_min3_i32 539:v_min3_u32 540:v_max3_f32 541:v_max3_i32 542:v_max3_u32 543:v_med3_f32 544:v_med3_i32
-545:v_med3_u32 546:v_sad_u8 547:v_sad_hi_u8 548:v_sad_u16 549:v_sad_u32 550:v_cvt_pk_u8_f32 551:v_div_fixup_f32
-552:v_div_fixup_f64 567:v_div_fmas_f32 568:v_div_fmas_f64 569:v_msad_u8 570:v_qsad_pk_u16_u8 571:v_mqsad_pk_u16_u8
-573:v_mqsad_u32_u8 576:v_xor3_b32 577:v_mad_u16 580:v_perm_b32 581:v_xad_u32 582:v_lshl_add_u32 583:v_add_lshl_u32
-584:v_fma_f16 585:v_min3_f16 586:v_min3_i16 587:v_min3_u16 588:v_max3_f16 589:v_max3_i16 590:v_max3_u16
-591:v_med3_f16 592:v_med3_i16 593:v_med3_u16 595:v_mad_i16 596:v_div_fixup_f16 597:v_add3_u32 598:v_lshl_or_b32
-599:v_and_or_b32 600:v_or3_b32 601:v_mad_u32_u16 602:v_mad_i32_i16 603:v_permlane16_b32 604:v_permlanex16_b32
-605:v_cndmask_b16 606:v_maxmin_f32 607:v_minmax_f32 608:v_maxmin_f16 609:v_minmax_f16 610:v_maxmin_u32
-611:v_minmax_u32 612:v_maxmin_i32 613:v_minmax_i32 614:v_dot2_f16_f16 615:v_dot2_bf16_bf16 771:v_add_nc_u16
-772:v_sub_nc_u16 773:v_mul_lo_u16 774:v_cvt_pk_i16_f32 775:v_cvt_pk_u16_f32 777:v_max_u16 778:v_max_i16
-779:v_min_u16 780:v_min_i16 781:v_add_nc_i16 782:v_sub_nc_i16 785:v_pack_b32_f16 786:v_cvt_pk_norm_i16_f16
-787:v_cvt_pk_norm_u16_f16 796:v_ldexp_f32 797:v_bfm_b32 798:v_bcnt_u32_b32 799:v_mbcnt_lo_u32_b32
-800:v_mbcnt_hi_u32_b32 801:v_cvt_pk_norm_i16_f32 802:v_cvt_pk_norm_u16_f32 803:v_cvt_pk_u16_u32
-804:v_cvt_pk_i16_i32 805:v_sub_nc_i32 806:v_add_nc_i32 807:v_add_f64 808:v_mul_f64 809:v_min_f64 810:v_max_f64
-811:v_ldexp_f64 812:v_mul_lo_u32 813:v_mul_hi_u32 814:v_mul_hi_i32 815:v_trig_preop_f64 824:v_lshlrev_b16
-825:v_lshrrev_b16 826:v_ashrrev_i16 828:v_lshlrev_b64 829:v_lshrrev_b64 830:v_ashrrev_i64 864:v_readlane_b32
-865:v_writelane_b32 866:v_and_b16 867:v_or_b16 868:v_xor_b16
+VOP3_ONLY = _table("""
+521:v_fma_dx9_zero_f32 522:v_mad_i32_i24 523:v_mad_u32_u24 524:v_cubeid_f32 525:v_cubesc_f32 526:v_cubetc_f32
+527:v_cubema_f32 528:v_bfe_u32 529:v_bfe_i32 530:v_bfi_b32 531:v_fma_f32 532:v_fma_f64 533:v_lerp_u8
+534:v_alignbit_b32 535:v_alignbyte_b32 536:v_mullit_f32 537:v_min3_f32 538:v_min3_i32 539:v_min3_u32
+540:v_max3_f32 541:v_max3_i32 542:v_max3_u32 543:v_med3_f32 544:v_med3_i32 545:v_med3_u32 546:v_sad_u8
+547:v_sad_hi_u8 548:v_sad_u16 549:v_sad_u32 550:v_cvt_pk_u8_f32 551:v_div_fixup_f32 552:v_div_fixup_f64
+567:v_div_fmas_f32 568:v_div_fmas_f64 569:v_msad_u8 570:v_qsad_pk_u16_u8 571:v_mqsad_pk_u16_u8 573:v_mqsad_u32_u8
+576:v_xor3_b32 577:v_mad_u16 580:v_perm_b32 581:v_xad_u32 582:v_lshl_add_u32 583:v_add_lshl_u32 584:v_fma_f16
+585:v_min3_f16 586:v_min3_i16 587:v_min3_u16 588:v_max3_f16 589:v_max3_i16 590:v_max3_u16 591:v_med3_f16
+592:v_med3_i16 593:v_med3_u16 595:v_mad_i16 596:v_div_fixup_f16 597:v_add3_u32 598:v_lshl_or_b32 599:v_and_or_b32
+600:v_or3_b32 601:v_mad_u32_u16 602:v_mad_i32_i16 603:v_permlane16_b32 604:v_permlanex16_b32 605:v_cndmask_b16
+606:v_maxmin_f32 607:v_minmax_f32 608:v_maxmin_f16 609:v_minmax_f16 610:v_maxmin_u32 611:v_minmax_u32
+612:v_maxmin_i32 613:v_minmax_i32 614:v_dot2_f16_f16 615:v_dot2_bf16_bf16 771:v_add_nc_u16 772:v_sub_nc_u16
+773:v_mul_lo_u16 774:v_cvt_pk_i16_f32 775:v_cvt_pk_u16_f32 777:v_max_u16 778:v_max_i16 779:v_min_u16 780:v_min_i16
+781:v_add_nc_i16 782:v_sub_nc_i16 785:v_pack_b32_f16 786:v_cvt_pk_norm_i16_f16 787:v_cvt_pk_norm_u16_f16
+796:v_ldexp_f32 797:v_bfm_b32 798:v_bcnt_u32_b32 799:v_mbcnt_lo_u32_b32 800:v_mbcnt_hi_u32_b32
+801:v_cvt_pk_norm_i16_f32 802:v_cvt_pk_norm_u16_f32 803:v_cvt_pk_u16_u32 804:v_cvt_pk_i16_i32 805:v_sub_nc_i32
+806:v_add_nc_i32 807:v_add_f64 808:v_mul_f64 809:v_min_f64 810:v_max_f64 811:v_ldexp_f64 812:v_mul_lo_u32
+813:v_mul_hi_u32 814:v_mul_hi_i32 815:v_trig_preop_f64 824:v_lshlrev_b16 825:v_lshrrev_b16 826:v_ashrrev_i16
+828:v_lshlrev_b64 829:v_lshrrev_b64 830:v_ashrrev_i64 864:v_readlane_b32 865:v_writelane_b32 866:v_and_b16
+867:v_or_b16 868:v_xor_b16
 """)
 
 VOP3SD = _table("""
@@ -314,3 +267,10 @@ MUBUF = _table("""
 74:buffer_atomic_or_b64 75:buffer_atomic_xor_b64 76:buffer_atomic_inc_u64 77:buffer_atomic_dec_u64
 80:buffer_atomic_cmpswap_f32 81:buffer_atomic_min_f32 82:buffer_atomic_max_f32 86:buffer_atomic_add_f32
 """)
+
+# VALU instructions with no VOP3 form (a mandatory literal, a second destination, lanes or registers swapped) or, for
+# the carry ones, one in VOP3SD
+NO_VOP3_FORM = {"v_dot2acc_f32_f16", "v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32", "v_fmamk_f32", "v_fmaak_f32",
+                "v_fmamk_f16", "v_fmaak_f16", "v_pk_fmac_f16", "v_swap_b32", "v_swap_b16", "v_permlane64_b32", "v_swaprel_b32"}
+PROMOTED = [(VOPC, 0), (VOP2, 256), (VOP1, 384)]  # the VOP3 opcodes of the 32-bit encodings: theirs plus an offset
+VOP3 = {base + code: name for table, base in PROMOTED for code, name in table.items() if name not in NO_VOP3_FORM} | VOP3_ONLY

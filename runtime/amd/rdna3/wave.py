@@ -118,6 +118,7 @@ def bits_of(lanes: np.ndarray) -> np.ndarray:
   return np.packbits(lanes, axis=1, bitorder="little").view("<u4").reshape(len(lanes))
 
 
+@functools.cache
 def width(kind: str) -> int:
   if kind == "mask": return 32
   return 16 if sixteen_bit(kind) else 32 * dwords(kind)
@@ -224,7 +225,7 @@ class Waves:
 
   def scalar(self, code: int, kind: str, waves, literal: int | None) -> np.ndarray:
     """A scalar source per wave, as register bits (uint32, or uint64 for 64-bit kinds)."""
-    count = self.s[:, waves].shape[1]
+    count = len(self.scc[waves])
     if (value := self.constant(code, kind, literal)) is not None:
       return np.full(count, value, np.uint64 if width(kind) == 64 else np.uint32)
     if code >= 256: raise UnsupportedInstruction(f"a VGPR as a scalar source ({code - 256})")
