@@ -324,8 +324,11 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
       unroll, vectors, rows = 1, 4 if lanes >= 16 else even_vectors(vectors), min(rows, 4)
     else: vectors, rows = WIDE_VECTORS, 1
   vectors = max(1, min(vectors, range_size(j) // lanes))
-  if j is not loops[-1]:  # along another range the reads are packed, so the panel must fit
-    vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= ALONG_PANEL_BYTES for r, rs in reads.items() if rs)])
+  # along another range the reads are packed, so the panel must fit; along j, a panel too long for its vectors is packed
+  # with fewer (a matmul over 8192 terms, 16 lanes: 2 vectors packed 2.2x faster than 3 read in place)
+  if j is not loops[-1] or candidates:
+    limit = ALONG_PANEL_BYTES if j is not loops[-1] else PACK_BYTES
+    vectors = max([1] + [v for v in range(1, vectors + 1) if all(panel_bytes(r, lanes * v) <= limit for r, rs in reads.items() if rs)])
   floats = all(is_float(read.results[0].type) for rs in reads.values() for read in rs)
   # along another range the panel is packed once per block of j, before the loops over the other output ranges
   shared = j is loops[-1] or not varies_elsewhere(loops, j, reads)

@@ -6,11 +6,13 @@ d partial sums per output, materialized (`uop.contiguous`), and a second reducti
 times fewer elements, so a float sum keeps its precision (a long sum in one accumulator loses the small addends once
 it is large), and the partials are independent: the first kernel spreads over cores even when the sum has one output.
 A max loses nothing to order and a product's rounding grows with its length whatever the order: they stay whole.
-A source's last axis (or one followed only by axes of size 1), of size n, is seen as (chunks, n / d, lanes) with
-d = chunks * lanes: partial (c, l) folds the elements c * n / chunks + k * lanes + l, so the first kernel reads each
-chunk in order, `lanes` (16) partials side by side as one vector, and chunks run on separate cores (lanes = d, one
-chunk, where 16 does not divide d). An earlier axis is seen as (d, n / d), the d chunks first: the axes after it stay
-the innermost of the partials, so a column sum still reads whole rows in order. d is the largest divisor of the axis
+A source's last axis (or one followed only by axes of size 1), of size n, read in order (each tensor it is computed
+from steps by one element along it), is seen as (chunks, n / d, lanes) with d = chunks * lanes: partial (c, l) folds the
+elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` (16) partials side by
+side as one vector, and chunks run on separate cores (lanes = d, one chunk, where 16 does not divide d). Any other axis
+is seen as (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum still
+reads whole rows in order, and a matmul's K (B read down its columns) becomes d matmuls over contiguous parts of K
+(interleaved as lanes, its partials were scalar loops striding through B: 1 GFLOP/s). d is the largest divisor of the axis
 from 256 down to 8 that keeps the partials at most `max_partials` (default 2**22); without one the sum stays whole.
 The default is the longest reduction whose panel a vectorized kernel packs (1 MiB of 16 float lanes): a longer one
 left whole ran as scalar loops (a 7x7 stem's weight gradient, 25088 terms per output, 9.5x slower than split).
@@ -47,13 +49,37 @@ def is_one_hot_sum(op: uop.ReduceOp) -> bool:
   return defined_by(select, uop.WhereOp) and is_one_hot_mask(select.owner.operands[0])
 
 
+def steps_by_one(shape: list[int], axis: int) -> bool: return all(n == 1 for n in shape[axis + 1:])
+
+
+def read_in_order(value: ir.Value, axis: int, memo: dict[tuple[ir.Value, int], bool]) -> bool:
+  """Whether each tensor `value` is computed from steps by one element along `axis` where it moves with it at all (as far
+  as its movement ops tell: a reshape is followed along its source's innermost axis): the B of a matmul, read down its
+  columns, is not."""
+  shape = shape_of(value)
+  if shape[axis] == 1: return True
+  if (value, axis) in memo: return memo[(value, axis)]
+  op = None if isinstance(value, ir.BlockArgument) else value.owner
+  if isinstance(op, uop.PermuteOp): answer = read_in_order(op.src, array_attr(op, "order")[axis], memo)
+  elif isinstance(op, uop.ExpandOp | uop.PadOp | uop.ShrinkOp | uop.FlipOp): answer = read_in_order(op.src, axis, memo)
+  elif isinstance(op, uop.ReshapeOp):
+    inner = [a for a, n in enumerate(shape_of(op.src)) if n != 1]
+    answer = steps_by_one(shape, axis) and (not inner or read_in_order(op.src, inner[-1], memo))
+  elif op is not None and op.operands and all(isinstance(o.type, ir.RankedTensorType) and shape_of(o) == shape for o in op.operands):
+    answer = all(read_in_order(o, axis, memo) for o in op.operands)  # elementwise
+  else: answer = steps_by_one(shape, axis)  # an argument or a computed tensor, in its own layout
+  memo[(value, axis)] = answer
+  return answer
+
+
 def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
   if SPLIT.get(op) or reduce_kind(op) is not uop.ReduceKind.add or is_one_hot_sum(op): return
   source, result = shape_of(op.operands[0]), shape_of(op.results[0])
   outputs, axes = prod(result), sorted(array_attr(op, "axes"))
   if outputs == 0 or prod(source) // outputs < threshold or (choice := split_factor(source, axes, outputs, max_partials)) is None: return
   axis, d = choice
-  row = all(n == 1 for n in source[axis + 1:])  # the axes after it of size 1: it is read in order like a row
+  # the axes after it of size 1 and every read along it in order: it is read like a row
+  row = all(n == 1 for n in source[axis + 1:]) and read_in_order(op.src, axis, {})
   if row:  # (chunks, n / d, lanes), chunks and lanes last; the axes of size 1 after it set aside
     source, result, axes = source[:axis + 1], result[:axis + 1], [a for a in axes if a <= axis]
     lanes = LANES if d % LANES == 0 else d

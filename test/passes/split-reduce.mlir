@@ -90,3 +90,38 @@ func.func @one_hot_sum(%t: tensor<65536xf32>, %idx: tensor<4xi32>) {
   uop.sink %12 : tensor<4x1xf32>
   return
 }
+
+// -----
+
+// A matmul's long reduction reads B down its columns, not in order: its K splits into 8 chunks, put first (each partial a
+// matmul over a contiguous eighth of K, its columns still the innermost outputs), as a long sum down columns does.
+// CHECK-LABEL: func.func @matmul
+// CHECK: %[[P:.*]] = uop.reshape %{{.*}} : tensor<512x768x16384xf32> -> tensor<512x768x8x2048xf32>
+// CHECK: %[[Q:.*]] = uop.permute %[[P]] [2, 0, 1, 3] : tensor<512x768x8x2048xf32> -> tensor<8x512x768x2048xf32>
+// CHECK: %[[R:.*]] = uop.reduce add %[[Q]] [3] {pytc.split} : tensor<8x512x768x2048xf32> -> tensor<8x512x768x1xf32>
+// CHECK: %[[C:.*]] = uop.contiguous %[[R]] : tensor<8x512x768x1xf32>
+// CHECK: %[[S:.*]] = uop.reduce add %[[C]] [0] {pytc.split} : tensor<8x512x768x1xf32> -> tensor<1x512x768x1xf32>
+// CHECK: uop.reshape %[[S]] : tensor<1x512x768x1xf32> -> tensor<512x768x1xf32>
+func.func @matmul(%a: tensor<512x16384xf32>, %b: tensor<16384x768xf32>) {
+  %0 = uop.reshape %a : tensor<512x16384xf32> -> tensor<512x1x16384xf32>
+  %1 = uop.expand %0 : tensor<512x1x16384xf32> -> tensor<512x768x16384xf32>
+  %2 = uop.reshape %b : tensor<16384x768xf32> -> tensor<1x16384x768xf32>
+  %3 = uop.permute %2 [0, 2, 1] : tensor<1x16384x768xf32> -> tensor<1x768x16384xf32>
+  %4 = uop.expand %3 : tensor<1x768x16384xf32> -> tensor<512x768x16384xf32>
+  %5 = uop.mul %1, %4 : tensor<512x768x16384xf32>
+  %6 = uop.reduce add %5 [2] : tensor<512x768x16384xf32> -> tensor<512x768x1xf32>
+  uop.sink %6 : tensor<512x768x1xf32>
+  return
+}
+
+// -----
+
+// Row sums of many outputs read in order keep the row form: 8 partials (fewer than 16 lanes) side by side, innermost.
+// CHECK-LABEL: func.func @many_rows
+// CHECK: uop.reshape %{{.*}} : tensor<524288x16384xf32> -> tensor<524288x1x2048x8xf32>
+// CHECK: uop.reduce add %{{.*}} [1] {pytc.split} : tensor<524288x2048x1x8xf32> -> tensor<524288x1x1x8xf32>
+func.func @many_rows(%a: tensor<524288x16384xf32>) {
+  %r = uop.reduce add %a [1] : tensor<524288x16384xf32> -> tensor<524288x1xf32>
+  uop.sink %r : tensor<524288x1xf32>
+  return
+}

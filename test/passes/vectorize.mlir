@@ -4,6 +4,7 @@
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='rows=8 along_rows=2' | FileCheck %s --check-prefix=ALONG
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='vectors=3' | FileCheck %s --check-prefix=THREE
 // RUN: pytc-opt %s --split-input-file -pytc-vectorize='cores=2 l2=2048' | FileCheck %s --check-prefix=SMALL-L2
+// RUN: pytc-opt %s --split-input-file -pytc-vectorize='lanes=16 vectors=3 rows=8' | FileCheck %s --check-prefix=LONG
 
 // An L2 of 2 KiB holds a's rows of only two of matmul_wide's 4 blocks (1 KiB each): two groups, each in two runs of the
 // columns (4 slices for the 2 cores).
@@ -690,5 +691,25 @@ func.func @pool_mask(%arg0: memref<64x5x14x2x2xf32>, %arg1: memref<64x11x28xf32>
   %17 = uop.cast %16 : i1 to f32
   %18 = uop.store %17, %arg0[%0, %1, %5, %3, %7] : memref<64x5x14x2x2xf32>
   %19 = uop.end %18 over(%0, %1, %5, %3, %7) : memref<64x5x14x2x2xf32>
+  return
+}
+
+// -----
+
+// A panel of 8192 reduce steps x 3 vectors of 16 lanes (1.5 MiB) does not fit PACK_BYTES: the tile takes 2 vectors and packs
+// its 1 MiB panel rather than read b in place.
+// LONG-LABEL: func.func @matmul_long_panel(
+// LONG-SAME: lanes = 16 : i64, pack = 1 : i64, rows = 8 : i64
+// LONG-SAME: vectors = 2 : i64
+func.func @matmul_long_panel(%arg0: memref<512x768xf32>, %arg1: memref<512x8192xf32>, %arg2: memref<8192x768xf32>) attributes {pytc.kernel} {
+  %0 = uop.range loop 512 id 0
+  %1 = uop.range reduce 8192 id 3
+  %2 = uop.index %arg1[%0, %1] : memref<512x8192xf32>
+  %3 = uop.range loop 768 id 2
+  %4 = uop.index %arg2[%1, %3] : memref<8192x768xf32>
+  %5 = uop.mul %2, %4 : f32
+  %6 = uop.range_reduce add %5 over(%1) : f32
+  %7 = uop.store %6, %arg0[%0, %3] : memref<512x768xf32>
+  %8 = uop.end %7 over(%0, %3) : memref<512x768xf32>
   return
 }

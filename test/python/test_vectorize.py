@@ -545,3 +545,14 @@ def test_gather_gradient_with_rows_of_candidates():
   expected = np.zeros_like(x0)
   np.add.at(expected, (idx0, np.broadcast_to(np.arange(20), idx0.shape)), g0)
   close(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("m,k,n,transposed", [(64, 65536, 48, False), (3, 32768, 5, True), (1, 16384, 1, False), (40, 8192, 96, False),
+                                              (17, 16384, 33, True)])
+def test_long_reductions_of_matmuls(m: int, k: int, n: int, transposed: bool) -> None:
+  """K past pytc-split-reduce's threshold (chunks of K, each a matmul) or past a full tile's panel (fewer vectors packed)."""
+  a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((n, k) if transposed else (k, n)).astype(np.float32)
+  out = Tensor(a) @ (Tensor(b).T if transposed else Tensor(b))
+  want = a.astype(np.float64) @ (b.T if transposed else b).astype(np.float64)
+  if m * n >= 64: assert "math.fma" in (code := kernel_ir(out)) and f"vector<{lanes_for(n)}xf32>" in code
+  np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4 * np.sqrt(k))
