@@ -11,14 +11,16 @@ from pathlib import Path
 
 from mlir import ir
 
+from pytc import kernel_cache
 from pytc.compilers import Compiler, signature
-from pytc.compilers.host_objects import object_files
+from pytc.compilers.host_objects import Builder, chunks, compile_threads, object_files
 from pytc.helpers import dump_folder, package_file
 from pytc.passes.common.attributes import EXTENT, TUNE, WORK
-from pytc.runtime.device import KernelInfo
+from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.ops_cpu import elf_problem
 from pytc.runtime.target import Target
 
+CHUNKS_PER_THREAD = 4  # the kernel pipeline takes a schedule's kernels in about this many chunks per compile thread
 L2_UNKNOWN = 1 << 20  # the L2 of a core taken where the host does not report it
 LLVM_PIPELINE = ("builtin.module(convert-scf-to-cf, convert-vector-to-llvm, convert-math-to-llvm, expand-strided-metadata, "
                  "finalize-memref-to-llvm, convert-arith-to-llvm, convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}, "
@@ -60,13 +62,45 @@ class CPUCompiler(Compiler):
     cores = {"cores": tune["cores"]} if "cores" in (tune := TUNE.get(function, {})) else {}
     return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), "work": WORK.get(function, 0), **cores})  # the buffers, then [begin, end)
 
+  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
+    """As Compiler.compile, in chunks of the kernels (unless the IR is dumped, or there are fewer than two): worker threads
+    lower and compile each chunk's object code while the kernel pipeline, which holds the interpreter, runs on the next. A
+    binary from the disk cache abandons what they started."""
+    threads = compile_threads()
+    parts = [] if dump_folder(dump_name) else chunks(kernels, CHUNKS_PER_THREAD * threads)
+    if len(parts) < 2: return super().compile(kernels, run_pipeline, dump_name, cached)
+    builder, texts, infos = Builder(self.lowering_pipeline, threads), [], []
+    try:
+      for part in parts:
+        texts.append(self.generate(part, run_pipeline))
+        infos += [self.kernel_info(function) for function in self.kernel_functions(part)]
+        self.prepare(part)
+        builder.submit(part)
+      key = self.cache_key(kernel_ir := "\n".join(texts))
+      code = kernel_cache.load(key, self.check) if cached else None
+    except BaseException:
+      builder.abandon()
+      raise
+    if code is not None:
+      builder.abandon()
+      return Binary(self.target.cache_key(), code, tuple(infos)), kernel_ir, True
+    try: code = self.link(builder.finish())
+    finally: builder.close()
+    kernel_cache.store(key, code)
+    return Binary(self.target.cache_key(), code, tuple(infos)), kernel_ir, False
+
   def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
-    """LLVM's object code for the host, linked into a shared library in a private scratch folder. Shares of the kernels are
-    lowered and compiled on several cores (host_objects), each through a pass manager of its own rather than `run_pipeline`."""
+    """LLVM's object code for the host, linked into a shared library. Shares of the kernels are lowered and compiled on
+    several cores (host_objects), each through a pass manager of its own rather than `run_pipeline`."""
+    with tempfile.TemporaryDirectory() as scratch:
+      return self.link(object_files(kernels, scratch, self.lowering_pipeline, dump=dump_folder(dump_name)))
+
+  def link(self, objects: list[str]) -> bytes:
+    """The object files linked into a shared library (in a private scratch folder), as bytes."""
     if (driver := shutil.which("cc") or shutil.which("gcc")) is None:
       raise LinkError("the CPU compiler links kernels with a C compiler driver, and neither cc nor gcc is on PATH")
     with tempfile.TemporaryDirectory() as scratch:
-      objects, library = object_files(kernels, scratch, self.lowering_pipeline, dump=dump_folder(dump_name)), os.path.join(scratch, "kernels.so")
+      library = os.path.join(scratch, "kernels.so")
       linking = [driver, "-shared", "-o", library, *objects, package_file("pytc.runtime", "builtins.o"), "-lm"]
       if (linked := subprocess.run(linking, capture_output=True, text=True)).returncode != 0:
         raise LinkError(f"{driver} could not link the kernels: {linked.stderr.strip()[:500]}")

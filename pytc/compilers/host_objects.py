@@ -7,12 +7,18 @@ through MLIR's ExecutionEngine (LLVM at -O3 for the host). LLVM unrolls no loop 
 (pytc.work): such a launch takes microseconds, while unrolling its small constant loops whole, then the superword vectorizer
 over the straight-line code, took two thirds of a ResNet-18 training step's compile time. The pass manager and the engine are called through MLIR's C
 API: a ctypes call runs without the GIL, so the shares lower and compile on as many cores. The calling thread takes one
-share, in place. PYTC_COMPILE_THREADS (default: the cores) caps the shares."""
+share, in place. PYTC_COMPILE_THREADS (default: the cores) caps the shares.
+
+A `Builder` takes modules one at a time instead, while its caller prepares the next: the CPU compiler hands it the kernels
+chunk by chunk as its (Python) kernel pipeline finishes each, so LLVM runs on the cores the pipeline leaves idle."""
 from __future__ import annotations
 
 import ctypes
 import io
 import os
+import queue
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
 
@@ -21,7 +27,7 @@ from mlir.passmanager import PassManager
 
 from pytc.dialects.uop import _capsule_pointer
 from pytc.helpers import getenv, package_file
-from pytc.passes.common.attributes import WORK
+from pytc.passes.common.attributes import KERNEL, WORK
 from pytc.runtime.target import usable_cores
 
 
@@ -107,15 +113,34 @@ def _shares(module: ir.Module, threads: int) -> list[list[ir.Operation]]:
   return shares
 
 
-def _bytecode(module: ir.Module, share: list[ir.Operation]) -> bytes:
-  """`module` with only the kernel functions of `share` (everything else kept), as MLIR bytecode."""
+def chunks(module: ir.Module, count: int) -> list[ir.Module]:
+  """Modules in `module`'s context holding its pytc kernels (`pytc.kernel` functions, what a compiler's pipelines take) in
+  at most `count` runs of about equal op counts, in order, and nothing else."""
+  kernels = [op.operation for op in module.body.operations if KERNEL.get(op)]
+  sizes = [_op_count(op) for op in kernels]
+  runs: list[list[ir.Operation]] = [[]]
+  total, done = sum(sizes), 0
+  for op, size in zip(kernels, sizes):
+    if runs[-1] and done >= total * len(runs) / count: runs.append([])
+    runs[-1].append(op)
+    done += size
+  return [_copy(module, run, everything_else=False) for run in runs] if kernels else []
+
+
+def _copy(module: ir.Module, share: list[ir.Operation], everything_else: bool = True) -> ir.Module:
+  """`module` with only the kernel functions of `share`, and everything else it holds unless told not to."""
   chosen = set(share)
-  keep = [op.operation for op in module.body.operations if not _is_kernel(op.operation) or op.operation in chosen]
+  keep = [op.operation for op in module.body.operations if op.operation in chosen or (everything_else and not _is_kernel(op.operation))]
   with module.context, ir.Location.unknown():
     copy = ir.Module.create()
     for op in keep: op.clone(ip=ir.InsertionPoint(copy.body))
+  return copy
+
+
+def _bytecode(module: ir.Module, share: list[ir.Operation]) -> bytes:
+  """`module` with only the kernel functions of `share` (everything else kept), as MLIR bytecode."""
   stream = io.BytesIO()
-  copy.operation.write_bytecode(stream)
+  _copy(module, share).operation.write_bytecode(stream)
   return stream.getvalue()
 
 
@@ -168,3 +193,47 @@ def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: lis
   try: _capi.mlirExecutionEngineDumpToObjectFile(engine, _StringRef(name := path.encode(), len(name)))
   finally: _capi.mlirExecutionEngineDestroy(engine)
   if not os.path.exists(path): errors.append(f"LLVM wrote no object file for kernels {names} at {path}")
+
+
+class Builder:
+  """Object files of the modules `submit`ted to it (lowered to the LLVM dialect by `pipeline`, then compiled by LLVM), built on
+  `threads` worker threads while the caller goes on, into a scratch folder of its own."""
+
+  def __init__(self, pipeline: str, threads: int):
+    self.folder, self.pipeline = tempfile.mkdtemp(prefix="pytc-objects-"), pipeline
+    self.paths: list[str] = []
+    self.errors: list[str] = []
+    self.abandoned, self.running, self.lock = False, threads, threading.Lock()
+    self.work: queue.SimpleQueue = queue.SimpleQueue()
+    # not daemons: an interpreter that exits waits for LLVM to finish what it compiles (it aborts when torn down under it)
+    self.workers = [threading.Thread(target=self._compile_submitted) for _ in range(threads)]
+    for worker in self.workers: worker.start()
+
+  def submit(self, module: ir.Module) -> None:
+    """Queue `module` (its bytecode: a worker parses it into a context of its own) for its object file."""
+    stream = io.BytesIO()
+    module.operation.write_bytecode(stream)
+    self.paths.append(path := os.path.join(self.folder, f"kernels{len(self.paths)}.o"))
+    self.work.put((stream.getvalue(), path))
+
+  def finish(self) -> list[str]:
+    """The object files of every module submitted, in order, once all are built (ObjectCodeError if one failed); `close`
+    removes them."""
+    for _ in self.workers: self.work.put(None)
+    for worker in self.workers: worker.join()
+    if self.errors: raise ObjectCodeError(self.errors[0])
+    return self.paths
+
+  def abandon(self) -> None:
+    """Build nothing more: the workers finish what they compile now, and the last one removes the folder."""
+    with self.lock: self.abandoned = True
+    for _ in self.workers: self.work.put(None)
+
+  def close(self) -> None: shutil.rmtree(self.folder, ignore_errors=True)
+
+  def _compile_submitted(self) -> None:
+    while (item := self.work.get()) is not None:
+      if not self.abandoned: _collecting(self.errors, _compile_bytecode, item[0], self.pipeline, item[1], "")
+    with self.lock:
+      self.running -= 1
+      if self.abandoned and not self.running: self.close()

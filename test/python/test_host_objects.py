@@ -153,15 +153,17 @@ def test_compile_threads_that_are_not_a_number_are_a_clear_error(compile_env):
 
 
 @pytest.mark.parametrize("compile_env", ["1", "4"], indirect=True)
-def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(monkeypatch, compile_env):
-  """Outputs of several distinct kernels (elementwise, reductions, a matmul) in one realize, its kernels compiled afresh."""
+def test_many_kernels_realized_together_compile_in_chunks_to_the_same_values(monkeypatch, compile_env):
+  """Outputs of several distinct kernels (elementwise, reductions, a matmul) in one realize, its kernels compiled afresh in
+  chunks handed to the object builder one by one, each kernel in exactly one."""
   threads = int(os.environ["PYTC_COMPILE_THREADS"])
   monkeypatch.setattr(realize, "_schedules", {})
-  compiled: list[int] = []
-  def counted(module, folder, pipeline, threads=None, dump=""):
-    compiled.append(len(objects := object_files(module, folder, pipeline, threads, dump)))
-    return objects
-  monkeypatch.setattr(cpu, "object_files", counted)
+  submitted: list[list[str]] = []
+  submit = cpu.Builder.submit
+  def counted(builder, module):
+    submitted.append([ir.StringAttr(op.attributes["sym_name"]).value for op in module.body.operations if "sym_name" in op.attributes])
+    submit(builder, module)
+  monkeypatch.setattr(cpu.Builder, "submit", counted)
   rng = np.random.default_rng(threads)
   a, b = rng.standard_normal((33, 17), dtype=np.float32), rng.standard_normal((17, 9), dtype=np.float32)
   x, w = Tensor(a), Tensor(b)
@@ -170,7 +172,31 @@ def test_many_kernels_realized_together_compile_in_shares_to_the_same_values(mon
   e = np.exp(a - a.max(1, keepdims=True))
   references = [np.exp(a), a.sum(0), a.max(1), a @ b, np.maximum(a * 2 + 1, 0), e / e.sum(1, keepdims=True), np.tanh(a @ b).sum()]
   for ours, reference in zip(outputs, references): np.testing.assert_allclose(ours.numpy(), reference, rtol=1e-5, atol=1e-5)
-  assert compiled == [threads]  # one compile of at least 4 kernels, in as many shares as threads
+  names = [name for chunk in submitted for name in chunk]
+  assert 2 <= len(submitted) <= cpu.CHUNKS_PER_THREAD * threads and len(names) == len(set(names)) >= 4
+
+
+def test_a_chunk_that_fails_to_compile_is_a_typed_error_and_later_compiles_still_work(tmp_path):
+  """The builder reports the first chunk LLVM could not compile; one abandoned removes its folder once its workers are done."""
+  from pytc.compilers.host_objects import Builder
+  with context():
+    good = ir.Module.parse(MODULE.replace("KERNELS", kernel(0, 3)))
+    builder = Builder(NO_LOWERING, 2)
+    builder.submit(good)
+    builder.submit(ir.Module.parse(MODULE.replace("KERNELS", kernel(1, 3))))
+    paths = builder.finish()
+    assert [os.path.basename(p) for p in paths] == ["kernels0.o", "kernels1.o"] and all(os.path.getsize(p) for p in paths)
+    builder.close()
+    assert not os.path.exists(builder.folder)
+    failing = Builder("builtin.module(no-such-pass)", 2)
+    failing.submit(good)
+    with pytest.raises(ObjectCodeError, match="no-such-pass"): failing.finish()
+    failing.close()
+    abandoned = Builder(NO_LOWERING, 2)
+    abandoned.submit(good)
+    abandoned.abandon()
+    for worker in abandoned.workers: worker.join()
+    assert not os.path.exists(abandoned.folder)
 
 
 NESTED = """func.func @KERNEL(%p: memref<4x8xf32>) attributes {pytc.kernel, pytc.work = WORK : i64} {
