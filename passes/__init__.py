@@ -3,8 +3,10 @@
 Every module in this package registers its pass with `@register("pytc-...", "...", takes=(forms...))`; the
 registered function takes the module operation (and the pass options as keyword arguments, typed and checked by
 their annotations: `lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 8`) and rewrites it in place, raising
-`PassError` on input it cannot handle. Before it runs, every function of the module must be in a form it takes
-(forms.py).
+`PassError` on input it cannot handle. The first pytc pass of a pipeline checks that every function of the module is in
+a form it takes (forms.py); with PYTC_CHECK_FORMS=1 (the tests and the fuzzer set it, pytc-opt always does) every pytc
+pass checks its input, the output of the pass before it included. Those checks are a tenth of a big compile (a training
+step's), and what pytc's own passes produce is checked at every pass whenever the tests run.
 """
 import importlib
 import inspect
@@ -111,12 +113,17 @@ def range_size(r: ir.Value) -> int:
   return ir.IntegerAttr(r.owner.attributes["size"]).value
 
 
-def _as_mlir_pass(info: PassInfo, options: dict[str, object], debug: bool) -> Callable:
+def checking_every_pass() -> bool:
+  """Whether every pytc pass checks the form of its input (PYTC_CHECK_FORMS=1, read live), not only a pipeline's first."""
+  return os.environ.get("PYTC_CHECK_FORMS", "0").strip() == "1"
+
+
+def _as_mlir_pass(info: PassInfo, options: dict[str, object], debug: bool, check: bool) -> Callable:
   def run(op: ir.Operation, pass_) -> None:
     from pytc.passes.common.forms import check_input
     try:
       with op.context, op.location:
-        check_input(op, info.argument, info.takes)
+        if check: check_input(op, info.argument, info.takes)
         info.run(op, **options)
     except PassError as error:
       error.location.emit_error(str(error))
@@ -217,8 +224,11 @@ def parse_value(argument: str, option: Option, text: str) -> object:
   return int(text)
 
 
-def add_pipeline(pm: PassManager, pipeline: str, debug: bool = False) -> None:
-  """Add `builtin.module(a, b{opt=1}, func.func(c))` (or the bare list) to `pm`."""
+def add_pipeline(pm: PassManager, pipeline: str, debug: bool = False, check_every: bool | None = None) -> None:
+  """Add `builtin.module(a, b{opt=1}, func.func(c))` (or the bare list) to `pm`: its first pytc pass checks the forms of
+  its input, the others too with `check_every` (default: checking_every_pass())."""
+  check_every = checking_every_pass() if check_every is None else check_every
+  checked = False
   pipeline = pipeline.strip()
   if (wrapped := re.fullmatch(r"builtin\.module\((.*)\)", pipeline, re.S)): pipeline = wrapped.group(1)
   for element in split_top_level(pipeline):
@@ -226,8 +236,9 @@ def add_pipeline(pm: PassManager, pipeline: str, debug: bool = False) -> None:
     if (info := PASSES.get(name)) is not None:
       options = re.fullmatch(re.escape(name) + r"(?:\{([^{}]*)\})?", element, re.S)
       if options is None: raise PipelineError(f"malformed pass '{element}'")
-      pm.add(_as_mlir_pass(info, parse_options(options.group(1) or "", info), debug), name=name, argument=name,
-             description=info.description)
+      pm.add(_as_mlir_pass(info, parse_options(options.group(1) or "", info), debug, check_every or not checked), name=name,
+             argument=name, description=info.description)
+      checked = True
       continue
     if nested := [p for p in PASSES if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", element)]:
       raise PipelineError(f"{nested[0]} runs on the whole module: list it at the top level, not inside '{name}(...)'")
@@ -237,10 +248,11 @@ def add_pipeline(pm: PassManager, pipeline: str, debug: bool = False) -> None:
       raise PipelineError(f"unknown pass or malformed pipeline element '{element}' (see pytc-opt --list-passes)") from None
 
 
-def pass_manager(pipeline: str, context: ir.Context, debug: bool | None = None) -> PassManager:
-  """A pass manager for `pipeline`; `debug` (default: DEBUG >= 1) prints the traceback of a pass's internal error."""
+def pass_manager(pipeline: str, context: ir.Context, debug: bool | None = None, check_every: bool | None = None) -> PassManager:
+  """A pass manager for `pipeline`; `debug` (default: DEBUG >= 1) prints the traceback of a pass's internal error,
+  `check_every` (default: checking_every_pass()) has every pytc pass check the forms of its input."""
   pm = PassManager("builtin.module", context)
-  add_pipeline(pm, pipeline, helpers.DEBUG >= 1 if debug is None else debug)
+  add_pipeline(pm, pipeline, helpers.DEBUG >= 1 if debug is None else debug, check_every)
   return pm
 
 

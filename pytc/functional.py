@@ -93,15 +93,16 @@ class Functional:
     (batch, channels), (out_channels, group_channels), kernel = self.shape[:2], weight.shape[:2], weight.shape[2:]
     if self.ndim != weight.ndim or groups * group_channels != channels or out_channels % groups:
       raise ValueError(f"conv of input {self.shape} with weight {weight.shape} and groups={groups}: channels do not match")
-    padded = self._pad_last(conv_padding(padding, kernel, dilation, stride))
+    pads = conv_padding(padding, kernel, dilation, stride)
+    padded = self._pad_last(pads)
     windows = padded._pool(kernel, stride, dilation)  # (batch, channels, out..., kernel...)
     outs, per_group = windows.shape[2:2 + len(kernel)], out_channels // groups
     x = windows.reshape(batch, groups, 1, group_channels, *outs, *kernel)
     w = weight.reshape(1, groups, per_group, group_channels, *[1] * len(outs), *kernel)
     summed = (x * w).sum((3, *range(4 + len(outs), 4 + len(outs) + len(kernel))), dtype=dtype)
     spatial = len(kernel)
-    rule = (groups, ints_arg(stride, spatial, "stride", 1), ints_arg(dilation, spatial, "dilation", 1))
-    result = ruled(summed.reshape(batch, out_channels, *outs), (padded, weight), conv_gradients, rule)
+    rule = (groups, ints_arg(stride, spatial, "stride", 1), ints_arg(dilation, spatial, "dilation", 1), pads)
+    result = ruled(summed.reshape(batch, out_channels, *outs), (self, weight, padded), conv_gradients, rule)
     return result if bias is None else result + bias.reshape(1, -1, *[1] * len(kernel))
 
   def conv_transpose2d(self, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride=1, dilation=1, padding=0,

@@ -870,6 +870,7 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("-v", "--verbose", action="store_true", help="one line per seed")
   parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
   args = parser.parse_args(argv)
+  os.environ.setdefault("PYTC_CHECK_FORMS", "1")  # every pass checks what the one before it left (the workers inherit it)
   if args.worker:
     worker()
     return 0

@@ -68,7 +68,7 @@ def run_chunk(text: str, args: argparse.Namespace, pipeline: str) -> tuple[str |
   try:
     module = ir.Module.parse(text, context)
     if pipeline:
-      pm = pass_manager(pipeline, context, debug=args.debug or None)
+      pm = pass_manager(pipeline, context, debug=args.debug or None, check_every=True)  # hand-written IR: checked before every pass
       if args.mlir_print_ir_after_all: pm.enable_ir_printing(print_after_all=True)
       pm.run(module.operation)
     return str(module), diagnostics

@@ -6,7 +6,9 @@ phases then interleaved (rather than undoing the windows' movement ops, whose in
 element and copy). A convolution's input gradient is a
 transposed convolution of the output gradient with the weights (for a stride s, one per phase: the input positions of
 each residue mod s see a sub-kernel of every s-th tap, so no zeros are multiplied in), its weight gradient a
-convolution of the input with the output gradient, batch and channels swapped, stride and dilation swapped."""
+convolution of the input with the output gradient, batch and channels swapped, stride and dilation swapped. The rule
+takes the convolution's input before its padding: the input gradient's phases then cover the input's own positions only
+(a 3x3 stride-2 convolution over 8x8 pixels padded by 1: 4x4 per phase, not the padded input's 5x5)."""
 from __future__ import annotations
 
 import itertools
@@ -62,12 +64,13 @@ def shifted(x: Tensor, dim: int, offset: int, n: int) -> Tensor:
   return x.pad(tuple((0, n - x.shape[dim]) if a == dim else None for a in range(x.ndim)))
 
 
-def conv_gradients(g: Tensor, inputs: tuple[Tensor, Tensor], params: tuple) -> tuple[Tensor, Tensor]:
-  """d/d(padded input) and d/d(weight) of conv2d(padded input, weight) given its output gradient `g`."""
-  (padded, weight), (groups, strides, dilations) = inputs, params
+def conv_gradients(g: Tensor, inputs: tuple[Tensor, Tensor, Tensor], params: tuple) -> tuple[Tensor, Tensor, None]:
+  """d/d(input) and d/d(weight) of conv2d(padded, weight), `padded` the input padded by `pads`, given its output gradient
+  `g`; none through `padded` (the input's is computed whole, the weight's reads the forward's padded input)."""
+  (x, weight, padded), (groups, strides, dilations, pads) = inputs, params
   g = materialized(g)  # read by both gradients, each many times (a BatchNorm's backward feeds it)
-  return (input_gradient(g, weight, groups, strides, dilations, padded.shape[2:]).cast(padded.dtype),
-          weight_gradient(g, padded, groups, strides, dilations, weight.shape[2:]).cast(weight.dtype))
+  return (input_gradient(g, weight, groups, strides, dilations, pads, x.shape[2:]).cast(x.dtype),
+          weight_gradient(g, padded, groups, strides, dilations, weight.shape[2:]).cast(weight.dtype), None)
 
 
 def fit(x: Tensor, sizes: tuple[int, ...]) -> Tensor:
@@ -76,21 +79,37 @@ def fit(x: Tensor, sizes: tuple[int, ...]) -> Tensor:
   return x.pad(((0, 0), (0, 0), *[(0, m - n) for n, m in zip(x.shape[2:], sizes)]))
 
 
+def crop(x: Tensor, starts: tuple[int, ...], sizes: tuple[int, ...]) -> Tensor:
+  """x's spatial dims from `starts`, `sizes` long each, zeros where that runs outside x."""
+  lead = x.ndim - len(starts)
+  before = [max(0, -a) for a in starts]
+  after = [max(0, a + n - m) for a, n, m in zip(starts, sizes, x.shape[lead:])]
+  x = x.pad(((0, 0),) * lead + tuple(zip(before, after)))
+  return x.shrink(tuple((0, n) for n in x.shape[:lead]) + tuple((a + b, a + b + n) for a, b, n in zip(starts, before, sizes)))
+
+
 def input_gradient(g: Tensor, weight: Tensor, groups: int, strides: tuple[int, ...], dilations: tuple[int, ...],
-                   sizes: tuple[int, ...]) -> Tensor:
-  if all(s == 1 for s in strides): return fit(g.conv_transpose2d(weight, groups=groups, dilation=dilations), sizes)
+                   pads: tuple[tuple[int, int], ...], sizes: tuple[int, ...]) -> Tensor:
+  """The gradient at the input of `sizes` (padded by `pads` before the convolution): only its own positions, none of the
+  padding's, are computed."""
+  starts = tuple(before for before, _ in pads)
+  padded = tuple(n + before + after for n, (before, after) in zip(sizes, pads))
+  if all(s == 1 for s in strides): return crop(g.conv_transpose2d(weight, groups=groups, dilation=dilations), starts, sizes)
   if any(d != 1 for d in dilations):
-    return fit(g.conv_transpose2d(weight, groups=groups, stride=strides, dilation=dilations), sizes)
-  # position q * s + r of each dim takes taps r, r + s, ... of the kernel from outputs q, q - 1, ...
+    return crop(fit(g.conv_transpose2d(weight, groups=groups, stride=strides, dilation=dilations), padded), starts, sizes)
+  # input position m * s + p of each dim is padded position m * s + p + before: the kernel's taps r, r + s, ... with
+  # r = (p + before) mod s, from outputs m + (p + before) // s, m + (p + before) // s - 1, ...
   phased = tuple(-(-n // s) for n, s in zip(sizes, strides))
   batch, channels = g.shape[0], weight.shape[1] * groups
   phases = []
   for residues in itertools.product(*[range(s) for s in strides]):
-    if any(r >= k for r, k in zip(residues, weight.shape[2:])):  # no tap of this phase: a stride over a smaller kernel
+    taps = [(p + before) % s for p, (before, _), s in zip(residues, pads, strides)]
+    if any(r >= k for r, k in zip(taps, weight.shape[2:])):  # no tap of this phase: a stride over a smaller kernel
       phases.append(type(g).zeros(batch, channels, *phased, dtype=g.dtype, device=g.device))
       continue
-    taps = weight[(slice(None), slice(None), *[slice(r, None, s) for r, s in zip(residues, strides)])]
-    phases.append(fit(g.conv_transpose2d(taps, groups=groups), phased).contiguous())
+    sub_kernel = weight[(slice(None), slice(None), *[slice(r, None, s) for r, s in zip(taps, strides)])]
+    first = tuple((p + before) // s for p, (before, _), s in zip(residues, pads, strides))
+    phases.append(crop(g.conv_transpose2d(sub_kernel, groups=groups), first, phased).contiguous())
   spatial = len(sizes)
   stacked = phases[0].stack(*phases[1:], dim=-1).reshape(batch, channels, *phased, *strides)
   interleaved = stacked.permute(0, 1, *[i for d in range(spatial) for i in (2 + d, 2 + spatial + d)])

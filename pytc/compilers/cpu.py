@@ -1,5 +1,5 @@
 """The CPU compiler: kernels through pytc's CPU code generation (loop order, register-blocked vectors sized by the target,
-scf loops whose outermost range the runtime splits across cores), upstream lowering to LLVM, LLVM at -O3 for the host,
+scf loops whose outermost range the runtime splits across cores), upstream lowering to LLVM, LLVM for the host (host_llvm),
 and a shared library linked with the C compiler driver (`cc`), which the CPU runtime loads."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from mlir import ir
 
 from pytc import kernel_cache
-from pytc.compilers import Compiler, signature
+from pytc.compilers import Compiler, host_llvm, signature
 from pytc.compilers.host_objects import Builder, chunks, compile_threads, object_files
 from pytc.helpers import dump_folder, package_file
 from pytc.passes.common.attributes import EXTENT, TUNE, WORK
@@ -56,6 +56,10 @@ class CPUCompiler(Compiler):
 
   def kernel_pipeline(self) -> str: return kernel_pipeline(self.target)
   def check(self, code: bytes) -> str | None: return elf_problem(code)
+
+  def cache_key(self, kernel_ir: str) -> str:
+    """As Compiler.cache_key, with LLVM's optimization pipeline and code generation level."""
+    return super().cache_key(f"llvm {host_llvm.OPTIMIZATION} codegen {host_llvm.CODEGEN_LEVEL}\n{kernel_ir}")
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     name, arguments = signature(function)

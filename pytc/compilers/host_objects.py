@@ -3,10 +3,10 @@
 The module's kernel functions (public, with a body) are dealt into shares of about equal size (their op counts, the
 largest first onto the lightest share); each share, with a copy of everything else the module holds, moves into a
 context of its own as bytecode, goes through the lowering pipeline (to the LLVM dialect) and becomes one object file
-through MLIR's ExecutionEngine (LLVM at -O3 for the host). LLVM unrolls no loop of a kernel of fewer than UNROLL_WORK steps
-(pytc.work): such a launch takes microseconds, while unrolling its small constant loops whole, then the superword vectorizer
-over the straight-line code, took two thirds of a ResNet-18 training step's compile time. The pass manager and the engine are called through MLIR's C
-API: a ctypes call runs without the GIL, so the shares lower and compile on as many cores. The calling thread takes one
+through LLVM's C API (host_llvm), each kernel beside the entry the CPU runtime calls it through. LLVM unrolls no loop of a
+kernel of fewer than UNROLL_WORK steps (pytc.work): such a launch takes microseconds, while unrolling its small constant
+loops whole took two thirds of a ResNet-18 training step's compile time. The pass manager and LLVM are called through C
+APIs: a ctypes call runs without the GIL, so the shares lower and compile on as many cores. The calling thread takes one
 share, in place. PYTC_COMPILE_THREADS (default: the cores) caps the shares.
 
 A `Builder` takes modules one at a time instead, while its caller prepares the next: the CPU compiler hands it the kernels
@@ -25,8 +25,9 @@ from collections.abc import Callable
 from mlir import _mlir_libs, ir
 from mlir.passmanager import PassManager
 
+from pytc.compilers.host_llvm import HostCodeError, add_packed_entries, emit_object
 from pytc.dialects.uop import _capsule_pointer
-from pytc.helpers import getenv, package_file
+from pytc.helpers import getenv
 from pytc.passes.common.attributes import KERNEL, WORK
 from pytc.runtime.target import usable_cores
 
@@ -35,12 +36,8 @@ class ObjectCodeError(RuntimeError):
   """The kernels could not be lowered to LLVM or turned into object code."""
 
 
-class _Handle(ctypes.Structure):  # MlirModule, MlirOperation, MlirPassManager, MlirExecutionEngine: one pointer, by value
+class _Handle(ctypes.Structure):  # MlirOperation, MlirPassManager: one pointer, by value
   _fields_ = [("ptr", ctypes.c_void_p)]
-
-
-class _StringRef(ctypes.Structure):  # MlirStringRef
-  _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
 
 class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
@@ -48,13 +45,9 @@ class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
 
 
 UNROLL_WORK = 1 << 16
-RUNTIME_LIBRARY = package_file("pytc.runtime", "libpytc_cpu.so").encode()
 _capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
 _capi.mlirPassManagerRunOnOp.argtypes, _capi.mlirPassManagerRunOnOp.restype = [_Handle, _Handle], _LogicalResult
-_capi.mlirExecutionEngineCreate.argtypes = [_Handle, ctypes.c_int, ctypes.c_int, ctypes.POINTER(_StringRef), ctypes.c_bool, ctypes.c_bool]
-_capi.mlirExecutionEngineCreate.restype = _Handle
-_capi.mlirExecutionEngineDumpToObjectFile.argtypes = [_Handle, _StringRef]
-_capi.mlirExecutionEngineDestroy.argtypes = [_Handle]
+_capi.mlirOperationVerify.argtypes, _capi.mlirOperationVerify.restype = [_Handle], ctypes.c_bool
 
 
 def compile_threads() -> int:
@@ -170,29 +163,26 @@ def _without_unrolling(module: ir.Module, names: set[str]) -> None:
 
 
 def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: list[str]) -> None:
-  """Lower `module` with `pipeline` and have LLVM write its object file at `path` (an error appended to `errors` instead)."""
+  """Lower `module` with `pipeline` and have LLVM write its object file at `path` (an error appended to `errors` instead).
+  The lowering's result is verified once, not after each of its (upstream) conversions: a tenth of the lowering's time."""
   passes = PassManager.parse(pipeline, context=module.context)
-  passes.enable_verifier(True)
+  passes.enable_verifier(False)
   if dump:
     os.makedirs(dump, exist_ok=True)
     passes.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump)
-  kernels = [op.operation for op in module.body.operations if _is_kernel(op.operation)]
-  names = ", ".join(ir.StringAttr(op.attributes["sym_name"]).value for op in kernels)
-  small = {ir.StringAttr(op.attributes["sym_name"]).value for op in kernels if WORK.has(op) and WORK.get(op) < UNROLL_WORK}
+  kernels = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations if _is_kernel(op.operation)}
+  names = ", ".join(kernels)
+  small = {name for name, op in kernels.items() if WORK.has(op) and WORK.get(op) < UNROLL_WORK}
   operation = _Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
-  if not _capi.mlirPassManagerRunOnOp(_Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr")), operation).value:
+  manager = _Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr"))
+  if not _capi.mlirPassManagerRunOnOp(manager, operation).value or not _capi.mlirOperationVerify(operation):
     errors.append(f"the lowering to LLVM failed on kernels {names} (PYTC_DUMP=dir keeps the IR after every pass)")
     return
   _without_unrolling(module, small)
-  runtime = _StringRef(RUNTIME_LIBRARY, len(RUNTIME_LIBRARY))  # the builtins LLVM may call (runtime/builtins.c), for the JIT to find
-  module_handle = _Handle(_capsule_pointer(module._CAPIPtr, b"mlir.ir.Module._CAPIPtr"))
-  engine = _capi.mlirExecutionEngineCreate(module_handle, 3, 1, ctypes.byref(runtime), True, True)
-  if not engine.ptr:
-    errors.append(f"LLVM could not compile kernels {names} for the host")
-    return
-  try: _capi.mlirExecutionEngineDumpToObjectFile(engine, _StringRef(name := path.encode(), len(name)))
-  finally: _capi.mlirExecutionEngineDestroy(engine)
-  if not os.path.exists(path): errors.append(f"LLVM wrote no object file for kernels {names} at {path}")
+  try:
+    add_packed_entries(module, list(kernels))
+    emit_object(module, path)
+  except HostCodeError as error: errors.append(f"LLVM could not compile kernels {names} for the host: {error}")
 
 
 class Builder:

@@ -1,9 +1,14 @@
 """Fixtures shared by the tests, and the device they run on: PYTC_DEVICE=EMU (or AMD:MOCK) runs them on that device, except
-the tests in CPU_ONLY, which check what only the CPU device has."""
+the tests in CPU_ONLY, which check what only the CPU device has. Every pytc pass checks the forms of its input in the
+tests (PYTC_CHECK_FORMS=1, inherited by the processes they start): what each pass leaves is checked by the next."""
+import os
+
 import pytest
 
 from pytc import Device
 from pytc.helpers import getenv
+
+os.environ.setdefault("PYTC_CHECK_FORMS", "1")
 
 CPU_ONLY = {  # test file, or file::test -> what it checks that only the CPU device has
   "test_kernel_cache.py": "the kernel cache's files, the CPU's shared libraries",

@@ -3,6 +3,8 @@ object file, the declarations it calls are in all of them, the linked library co
 lowering dumps its IR per share, and failures of the lowering or of LLVM are typed errors naming the kernels."""
 import ctypes
 import os
+import platform
+import re
 import subprocess
 
 import numpy as np
@@ -233,3 +235,92 @@ def test_loops_of_small_kernels_are_not_unrolled():
     assert annotated == {"small": 2, "big": 0}
     llvm_ir = str(llvm_dialect.translate_module_to_llvmir(module.operation))
   assert llvm_ir.count("llvm.loop.unroll.disable") >= 1 and llvm_ir.count("!llvm.loop") == 2
+
+
+def test_each_kernel_runs_through_its_packed_entry(tmp_path):
+  """_mlir_<kernel>(void **arguments), the entry the CPU runtime calls: each argument loaded through its pointer."""
+  _, library = build(tmp_path, 2)
+  for n in range(len(ROUNDS)):
+    out = ctypes.c_int64(-1)
+    pointer = ctypes.c_void_p(ctypes.addressof(out))
+    arguments = (ctypes.c_void_p * 1)(ctypes.addressof(pointer))
+    getattr(library, f"_mlir_k{n}")(arguments)
+    assert out.value == expected(n)
+
+
+SCALE = """llvm.func @scale(%p: !llvm.ptr, %n: i64) {
+  %zero = llvm.mlir.constant(0 : i64) : i64
+  %one = llvm.mlir.constant(1 : i64) : i64
+  %three = llvm.mlir.constant(3.0 : f32) : f32
+  llvm.br ^head(%zero : i64)
+^head(%i: i64):
+  %more = llvm.icmp "slt" %i, %n : i64
+  llvm.cond_br %more, ^body, ^done
+^body:
+  %at = llvm.getelementptr %p[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  %x = llvm.load %at : !llvm.ptr -> f32
+  %y = llvm.fmul %x, %three : f32
+  llvm.store %y, %at : f32, !llvm.ptr
+  %next = llvm.add %i, %one : i64
+  llvm.br ^head(%next : i64)
+^done:
+  llvm.return
+}"""
+
+
+def test_llvm_vectorizes_a_scalar_loop_and_the_result_is_exact(tmp_path):
+  """A loop pytc leaves scalar (the lowering of scf puts its header first) is rotated and vectorized by LLVM's pipeline."""
+  from pytc.compilers.host_llvm import add_packed_entries, emit_object
+  with context():
+    module = ir.Module.parse(SCALE)
+    add_packed_entries(module, ["scale"])
+    emit_object(module, str(tmp_path / "scale.o"))
+  subprocess.run(["cc", "-shared", "-o", str(tmp_path / "scale.so"), str(tmp_path / "scale.o")], check=True)
+  x = np.linspace(-3, 3, 1001, dtype=np.float32)
+  ctypes.CDLL(str(tmp_path / "scale.so")).scale(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_int64(1000))
+  np.testing.assert_array_equal(x[:1000], np.linspace(-3, 3, 1001, dtype=np.float32)[:1000] * np.float32(3))
+  assert x[1000] == np.float32(3)
+  if platform.machine().lower() in ("x86_64", "amd64"):
+    code = subprocess.run(["objdump", "-d", str(tmp_path / "scale.o")], capture_output=True, text=True, check=True).stdout
+    assert "mulps" in code  # packed: four or more floats an instruction
+
+
+def test_a_pass_pipeline_llvm_rejects_is_a_typed_error(tmp_path):
+  from pytc.compilers.host_llvm import HostCodeError, emit_object
+  with context():
+    module = ir.Module.parse(SCALE)
+    with pytest.raises(HostCodeError, match="no-such-llvm-pass"): emit_object(module, str(tmp_path / "x.o"), "function(no-such-llvm-pass)")
+
+
+def test_an_object_file_llvm_cannot_write_is_a_typed_error(tmp_path):
+  from pytc.compilers.host_llvm import HostCodeError, emit_object
+  with context():
+    module = ir.Module.parse(SCALE)
+    with pytest.raises(HostCodeError, match="could not write an object file"): emit_object(module, str(tmp_path / "missing" / "x.o"))
+
+
+def test_a_kernel_outside_the_llvm_dialect_gets_no_entry(tmp_path):
+  from pytc.compilers.host_llvm import HostCodeError, add_packed_entries
+  with context():
+    module = ir.Module.parse("func.func @k(%x: i64) { return }")
+    with pytest.raises(HostCodeError, match="kernel k is not a function of the LLVM dialect"): add_packed_entries(module, ["k"])
+
+
+def test_the_disk_cache_key_names_llvm_s_pipeline(monkeypatch):
+  """A binary built with another LLVM pipeline or code generation level is another cache entry."""
+  from pytc.compilers import host_llvm
+  compiler = cpu.CPUCompiler(Device[Device.DEFAULT].target)
+  keys = {compiler.cache_key("kernels")}
+  monkeypatch.setattr(host_llvm, "OPTIMIZATION", "function(instcombine)")
+  keys.add(compiler.cache_key("kernels"))
+  monkeypatch.setattr(host_llvm, "CODEGEN_LEVEL", 1)
+  keys.add(compiler.cache_key("kernels"))
+  assert len(keys) == 3
+
+
+def test_llvm_s_pipeline_is_o3_less_the_skipped_passes():
+  from pytc.compilers.host_llvm import LLVM_O3, OPTIMIZATION, SKIPPED, without
+  assert without("a,dse,f(dse,b<x>,dse<y;z>),g(c,dse),dse-like", ("dse",)) == "a,f(b<x>),g(c),dse-like"
+  passes = set(re.findall(r"[\w-]+(?=[<,()]|$)", OPTIMIZATION))
+  assert not passes & set(SKIPPED) and set(SKIPPED) <= set(re.findall(r"[\w-]+(?=[<,()]|$)", LLVM_O3))
+  assert {"indvars", "gvn", "ipsccp", "loop-vectorize", "loop-unroll", "licm", "instcombine"} <= passes

@@ -145,3 +145,25 @@ def test_every_invalid_chunk_fails_with_a_located_error(path, tmp_path, capsys):
     assert main([str(chunk_file), *flags]) == 1, f"{path.name} chunk {number} exits 0"
     err = capsys.readouterr().err
     assert re.search(rf"chunk{number}\.mlir:[1-9]\d*:\d+: error: ", err), f"{path.name} chunk {number}: {err}"
+
+
+def test_a_pipeline_s_first_pytc_pass_checks_its_input_and_every_pass_does_when_asked(passes, monkeypatch):
+  """Without PYTC_CHECK_FORMS=1 only the first pytc pass of a pipeline checks the forms of its input (what it was given);
+  with it, or with check_every, each pass checks what the one before it left. A malformed input is refused either way."""
+  from pytc.passes.common import forms
+  checked, ran = [], []
+  real_check = forms.check_input
+  monkeypatch.setattr(forms, "check_input", lambda op, argument, takes: checked.append(argument) or real_check(op, argument, takes))
+  for name in ("test-first", "test-second"): passes(name)(lambda module, name=name: ran.append(name))
+  pipeline = "builtin.module(canonicalize, test-first, cse, test-second)"
+  with context() as ctx:
+    for setting, check_every, expected in [("0", None, ["test-first"]), ("1", None, ["test-first", "test-second"]),
+                                           ("0", True, ["test-first", "test-second"]), ("1", False, ["test-first"])]:
+      monkeypatch.setenv("PYTC_CHECK_FORMS", setting)
+      checked.clear()
+      pass_manager(pipeline, ctx, check_every=check_every).run(ir.Module.parse(GRAPH).operation)
+      assert checked == expected
+    monkeypatch.setenv("PYTC_CHECK_FORMS", "0")
+    kernel_only = ir.Module.parse(GRAPH.replace("uop.sink %e : tensor<4xf32>\n", ""))  # uop ops but no sink: no form
+    with pytest.raises(ir.MLIRError, match="test-first"): pass_manager("builtin.module(test-first, test-second)", ctx).run(kernel_only.operation)
+  assert ran.count("test-first") == 4

@@ -56,6 +56,9 @@ CONVS = [  # batch, channels, out channels, size, kernel, stride, dilation, padd
   (2, 4, 6, (9, 8), (3, 2), (2, 1), (1, 1), (1, 0), 1),  # rectangular
   (1, 2, 3, (7, 7), (2, 2), (3, 3), (1, 1), 0, 1),  # stride over a smaller kernel
   (1, 3, 2, (6, 6), (3, 3), (1, 1), (1, 1), (2, 1, 0, 1), 1),  # asymmetric padding (torch's flat order)
+  (1, 2, 3, (9, 9), (7, 7), (2, 2), (1, 1), 3, 1),  # a stem's 7x7/2: the phases start past the padding
+  (1, 2, 3, (8, 9), (3, 3), (2, 2), (1, 1), (0, 1, 1, 0), 1),  # strided, asymmetric padding
+  (1, 2, 3, (9, 10), (3, 3), (2, 3), (1, 1), (2, -1, -1, 3), 1),  # strided, negative padding: input cut off
   (1, 2, 2, (1, 1), (1, 1), (1, 1), (1, 1), 0, 1),  # size-1 everything
   (1, 2, 2, (5, 1), (3, 1), (2, 1), (1, 1), 0, 1),
   (2, 3, 4, (13,), (5,), (3,), (1,), 2, 1),  # 1-D
