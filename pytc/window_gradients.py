@@ -73,12 +73,6 @@ def conv_gradients(g: Tensor, inputs: tuple[Tensor, Tensor, Tensor], params: tup
           weight_gradient(g, padded, groups, strides, dilations, weight.shape[2:]).cast(weight.dtype), None)
 
 
-def fit(x: Tensor, sizes: tuple[int, ...]) -> Tensor:
-  """x with its spatial dims cut or zero-padded at the end to `sizes`."""
-  x = x.shrink(((0, x.shape[0]), (0, x.shape[1]), *[(0, min(n, m)) for n, m in zip(x.shape[2:], sizes)]))
-  return x.pad(((0, 0), (0, 0), *[(0, m - n) for n, m in zip(x.shape[2:], sizes)]))
-
-
 def crop(x: Tensor, starts: tuple[int, ...], sizes: tuple[int, ...]) -> Tensor:
   """x's spatial dims from `starts`, `sizes` long each, zeros where that runs outside x."""
   lead = x.ndim - len(starts)
@@ -88,15 +82,18 @@ def crop(x: Tensor, starts: tuple[int, ...], sizes: tuple[int, ...]) -> Tensor:
   return x.shrink(tuple((0, n) for n in x.shape[:lead]) + tuple((a + b, a + b + n) for a, b, n in zip(starts, before, sizes)))
 
 
+def fit(x: Tensor, sizes: tuple[int, ...]) -> Tensor:
+  """x with its spatial dims cut or zero-padded at the end to `sizes`."""
+  return crop(x, (0,) * len(sizes), sizes)
+
+
 def input_gradient(g: Tensor, weight: Tensor, groups: int, strides: tuple[int, ...], dilations: tuple[int, ...],
                    pads: tuple[tuple[int, int], ...], sizes: tuple[int, ...]) -> Tensor:
   """The gradient at the input of `sizes` (padded by `pads` before the convolution): only its own positions, none of the
   padding's, are computed."""
   starts = tuple(before for before, _ in pads)
-  padded = tuple(n + before + after for n, (before, after) in zip(sizes, pads))
-  if all(s == 1 for s in strides): return crop(g.conv_transpose2d(weight, groups=groups, dilation=dilations), starts, sizes)
-  if any(d != 1 for d in dilations):
-    return crop(fit(g.conv_transpose2d(weight, groups=groups, stride=strides, dilation=dilations), padded), starts, sizes)
+  if all(s == 1 for s in strides) or any(d != 1 for d in dilations):  # the transposed convolution ends within the padded input
+    return crop(g.conv_transpose2d(weight, groups=groups, stride=strides, dilation=dilations), starts, sizes)
   # input position m * s + p of each dim is padded position m * s + p + before: the kernel's taps r, r + s, ... with
   # r = (p + before) mod s, from outputs m + (p + before) // s, m + (p + before) // s - 1, ...
   phased = tuple(-(-n // s) for n, s in zip(sizes, strides))

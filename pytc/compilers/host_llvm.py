@@ -80,7 +80,7 @@ class HostCodeError(RuntimeError):
   """LLVM could not translate, optimize or emit a module for the host."""
 
 
-class _Operation(ctypes.Structure):  # MlirOperation: one pointer, by value
+class Handle(ctypes.Structure):  # an MLIR C API object (MlirOperation, MlirPassManager): one pointer, by value
   _fields_ = [("ptr", ctypes.c_void_p)]
 
 
@@ -109,8 +109,8 @@ def _library() -> ctypes.CDLL:
 
 
 _llvm = _library()
-_capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
-_capi.mlirTranslateModuleToLLVMIR.argtypes, _capi.mlirTranslateModuleToLLVMIR.restype = [_Operation, _P], _P
+mlir_capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))  # the bindings' C API
+mlir_capi.mlirTranslateModuleToLLVMIR.argtypes, mlir_capi.mlirTranslateModuleToLLVMIR.restype = [Handle, _P], _P
 
 
 class _Host:
@@ -166,8 +166,8 @@ def emit_object(module: ir.Module, path: str, optimization: str = OPTIMIZATION) 
   context = _llvm.LLVMContextCreate()
   machine = options = None
   try:
-    operation = _Operation(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
-    if not (llvm_module := _capi.mlirTranslateModuleToLLVMIR(operation, context)):
+    operation = Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
+    if not (llvm_module := mlir_capi.mlirTranslateModuleToLLVMIR(operation, context)):
       raise HostCodeError("the kernels could not be translated to LLVM IR")
     machine = _llvm.LLVMCreateTargetMachine(host.target, host.triple, host.cpu, host.features, CODEGEN_LEVEL, _PIC, _DEFAULT_CODE_MODEL)
     _llvm.LLVMSetTarget(llvm_module, host.triple)

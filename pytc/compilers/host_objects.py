@@ -22,10 +22,10 @@ import tempfile
 import threading
 from collections.abc import Callable
 
-from mlir import _mlir_libs, ir
+from mlir import ir
 from mlir.passmanager import PassManager
 
-from pytc.compilers.host_llvm import HostCodeError, add_packed_entries, emit_object
+from pytc.compilers.host_llvm import Handle, HostCodeError, add_packed_entries, emit_object, mlir_capi
 from pytc.dialects.uop import _capsule_pointer
 from pytc.helpers import getenv
 from pytc.passes.common.attributes import KERNEL, WORK
@@ -36,18 +36,13 @@ class ObjectCodeError(RuntimeError):
   """The kernels could not be lowered to LLVM or turned into object code."""
 
 
-class _Handle(ctypes.Structure):  # MlirOperation, MlirPassManager: one pointer, by value
-  _fields_ = [("ptr", ctypes.c_void_p)]
-
-
 class _LogicalResult(ctypes.Structure):  # MlirLogicalResult
   _fields_ = [("value", ctypes.c_int8)]
 
 
 UNROLL_WORK = 1 << 16
-_capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libMLIRPythonCAPI.so"))
-_capi.mlirPassManagerRunOnOp.argtypes, _capi.mlirPassManagerRunOnOp.restype = [_Handle, _Handle], _LogicalResult
-_capi.mlirOperationVerify.argtypes, _capi.mlirOperationVerify.restype = [_Handle], ctypes.c_bool
+mlir_capi.mlirPassManagerRunOnOp.argtypes, mlir_capi.mlirPassManagerRunOnOp.restype = [Handle, Handle], _LogicalResult
+mlir_capi.mlirOperationVerify.argtypes, mlir_capi.mlirOperationVerify.restype = [Handle], ctypes.c_bool
 
 
 def compile_threads() -> int:
@@ -173,9 +168,9 @@ def _compile(module: ir.Module, pipeline: str, path: str, dump: str, errors: lis
   kernels = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in module.body.operations if _is_kernel(op.operation)}
   names = ", ".join(kernels)
   small = {name for name, op in kernels.items() if WORK.has(op) and WORK.get(op) < UNROLL_WORK}
-  operation = _Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
-  manager = _Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr"))
-  if not _capi.mlirPassManagerRunOnOp(manager, operation).value or not _capi.mlirOperationVerify(operation):
+  operation = Handle(_capsule_pointer(module.operation._CAPIPtr, b"mlir.ir.Operation._CAPIPtr"))
+  manager = Handle(_capsule_pointer(passes._CAPIPtr, b"mlir.passmanager.PassManager._CAPIPtr"))
+  if not mlir_capi.mlirPassManagerRunOnOp(manager, operation).value or not mlir_capi.mlirOperationVerify(operation):
     errors.append(f"the lowering to LLVM failed on kernels {names} (PYTC_DUMP=dir keeps the IR after every pass)")
     return
   _without_unrolling(module, small)
