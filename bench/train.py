@@ -358,8 +358,9 @@ def conv_inputs(size: int) -> dict[str, int]:
 
 
 def conv_rates(batch: int, size: int, rounds: int) -> dict:
-  """GFLOP/s of the forward, input gradient and weight gradient of each distinct ResNet-18 convolution at this batch and size."""
-  from pytc import Tensor
+  """GFLOP/s of the forward, input gradient and weight gradient of each distinct ResNet-18 convolution at this batch and size,
+  each under TinyJit: the kernels' rate, without the graph building and scheduling of each call."""
+  from pytc import Tensor, TinyJit
   rng, rates, inputs = np.random.default_rng(0), {}, conv_inputs(size)
   for name, cin, cout, k, stride in resnet18_layout():
     spatial, padding = inputs[name], k // 2
@@ -372,10 +373,10 @@ def conv_rates(batch: int, size: int, rounds: int) -> dict:
     def gradient(of: Tensor, conv=conv, g=g, x=x, weight=weight) -> Callable:
       def call():
         x.grad = weight.grad = None
-        (conv() * g).sum().backward()
+        conv().backward(g)
         return of.grad.realize()
       return call
-    calls = {"forward": lambda conv=conv: conv().realize(), "input_grad": gradient(x), "weight_grad": gradient(weight)}
+    calls = {"forward": TinyJit(lambda conv=conv: conv().realize()), "input_grad": TinyJit(gradient(x)), "weight_grad": TinyJit(gradient(weight))}
     flops = 2 * batch * cin * cout * out * out * k * k
     rate = {kind: flops / (s * 1e9) for kind, s in interleaved(calls, rounds, 0.02).items()}
     rates[label] = {"gflops": rate, "input_grad_over_forward": rate["input_grad"] / rate["forward"],

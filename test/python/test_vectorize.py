@@ -135,6 +135,28 @@ def test_conv2d_outputs_along_columns_go_through_transposed_tiles(dtype, o: int,
   np.testing.assert_array_equal(out.numpy().astype(np.int64), want)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("o,c,k,hw,n", [(64, 5, 3, 4, 2), (96, 3, 3, 2, 2), (40, 4, 5, 6, 1), (72, 2, 3, 1, 3), (64, 3, 1, 5, 2)])
+def test_weight_gradient_with_a_momentum_epilogue_reads_and_writes_along_its_taps(dtype, o: int, c: int, k: int, hw: int, n: int) -> None:
+  """A convolution's weight gradient with output channels in the lanes and the taps of a row in the tile's rows (3 or 5 of
+  them: no power of two), continued by a momentum update (velocity * 0.9 + gradient): the accumulators go through a stack
+  buffer so that the velocity is read and the result written along the taps, whole and partial blocks of channels, a tap row
+  of one (1x1: along the lanes again). Integer data: every sum exact, so a misplaced output shows."""
+  x0 = rng.integers(-3, 4, (n, c, hw, hw)).astype(dtype)
+  w0 = rng.integers(-2, 3, (o, c, k, k)).astype(dtype)
+  g0 = rng.integers(-3, 4, (n, o, hw, hw)).astype(dtype)
+  v0 = rng.integers(-8, 9, (o, c, k, k)).astype(dtype)
+  x, w = Tensor(x0), Tensor(w0, requires_grad=True)
+  x.conv2d(w, padding=k // 2).backward(Tensor(g0))
+  out = Tensor(v0) * 0.5 + w.grad
+  if dtype is np.float32 and k > 1 and along_channels(o, hw):  # the accumulators staged as k rows of the tile's width
+    assert re.search(rf"memref.alloca\(\) : memref<{k}x\d+xf32>", kernel_ir(out))
+  xp = np.pad(x0, ((0, 0), (0, 0), (k // 2, k // 2), (k // 2, k // 2)))
+  windows = np.lib.stride_tricks.sliding_window_view(xp, (hw, hw), axis=(2, 3))  # (n, c, k, k, hw, hw)
+  want = v0 * 0.5 + np.einsum("nchwyx,noyx->ochw", windows, g0)
+  np.testing.assert_array_equal(out.numpy(), want)
+
+
 def test_conv2d_added_into_its_residual_in_place() -> None:
   """An assign of the residual plus a convolution into the residual's own buffer: every output read once, then written."""
   x, w = rng.standard_normal((1, 4, 12, 12)).astype(np.float32), rng.standard_normal((24, 4, 3, 3)).astype(np.float32)
