@@ -12,7 +12,8 @@ cache). Then the implementations run interleaved round by round (bench/timing.py
 over torch eager's and over the faster peer's, pytc's kernels per step, each peer's first step (torch.compile compiles there).
 
 --convs adds the convolutions of a ResNet-18 at the first ResNet workload's batch and size: the forward and both gradients
-(input and weight) of each distinct layer, realized alone, as GFLOP/s, and each gradient's rate over the forward's.
+(input and weight, from backward(g) of the convolution alone) of each distinct layer, each under TinyJit (the kernels' rate,
+not the graph building of a call), as GFLOP/s, and each gradient's rate over the forward's.
 
   python bench/train.py [--only NAME] [--rounds N] [--check-steps N] [--convs] [--json out.json]
 """

@@ -59,8 +59,8 @@ class Compiler:
 
   def generate(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> str:
     """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from.
-    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps, verifying after
-    every pass: the IR is printed without verifying it again)."""
+    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps, verifying its
+    result: the IR is printed without verifying it again)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
     return kernels.operation.get_asm(assume_verified=True)
 

@@ -58,8 +58,9 @@ class CPUCompiler(Compiler):
   def check(self, code: bytes) -> str | None: return elf_problem(code)
 
   def cache_key(self, kernel_ir: str) -> str:
-    """As Compiler.cache_key, with LLVM's optimization pipeline and code generation level."""
-    return super().cache_key(f"llvm {host_llvm.OPTIMIZATION} codegen {host_llvm.CODEGEN_LEVEL}\n{kernel_ir}")
+    """As Compiler.cache_key, with LLVM's optimization pipeline and code generation level and options."""
+    codegen = " ".join((str(host_llvm.CODEGEN_LEVEL), *host_llvm.CODEGEN_OPTIONS))
+    return super().cache_key(f"llvm {host_llvm.OPTIMIZATION} codegen {codegen}\n{kernel_ir}")
 
   def kernel_info(self, function: ir.Operation) -> KernelInfo:
     name, arguments = signature(function)

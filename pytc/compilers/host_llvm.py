@@ -8,8 +8,10 @@ kernels (6.4 -> 4.9 s on one core), for kernels as fast (3x3 convolutions over 6
 matmuls plain and transposed, softmax, layernorm, reductions, gelu, exp). What stays matters: without induction-variable
 simplification a 3x3 convolution over 64 channels at 56x56 ran 20 % slower, and a pipeline of -O3's passes in its own
 order, without the interprocedural ones, jump threading and value-range propagation, gave softmax rows and a strided
-convolution 20-25 % slower code. Each call makes its own LLVM context and target machine and holds no lock: calls
-through ctypes run without the GIL, so threads compile side by side."""
+convolution 20-25 % slower code. Code generation runs without loop strength reduction (CODEGEN_OPTIONS): a tenth of
+LLVM's time on that training step's kernels (four tenths on some convolutions, whose unrolled tiles address many values
+from one induction variable), for kernels as fast (the sweep's matmuls and convolutions). Each call makes its own LLVM
+context and target machine and holds no lock: calls through ctypes run without the GIL, so threads compile side by side."""
 from __future__ import annotations
 
 import ctypes
@@ -72,6 +74,9 @@ def without(pipeline: str, passes: tuple[str, ...]) -> str:
 
 OPTIMIZATION = without(LLVM_O3, SKIPPED)
 CODEGEN_LEVEL = 3  # LLVMCodeGenOptLevel: aggressive instruction selection, scheduling and register allocation
+# LLVM's command-line options for its code generation, set once per process in the libLLVM the MLIR bindings link: its other
+# users in the process (MLIR's own translation to PTX) see them too
+CODEGEN_OPTIONS = ("-disable-lsr",)
 _PIC, _DEFAULT_CODE_MODEL, _OBJECT_FILE = 2, 0, 1  # LLVMRelocMode, LLVMCodeModel, LLVMCodeGenFileType
 _ARCHITECTURES = {"x86_64": "X86", "amd64": "X86", "aarch64": "AArch64", "arm64": "AArch64"}
 
@@ -95,7 +100,7 @@ _SIGNATURES = {
   "LLVMCreatePassBuilderOptions": ([], _P), "LLVMDisposePassBuilderOptions": ([_P], None),
   "LLVMRunPasses": ([_P, ctypes.c_char_p, _P, _P], _P), "LLVMGetErrorMessage": ([_P], _P), "LLVMDisposeErrorMessage": ([_P], None),
   "LLVMTargetMachineEmitToFile": ([_P, _P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_P)], ctypes.c_int),
-  "LLVMDisposeModule": ([_P], None),
+  "LLVMDisposeModule": ([_P], None), "LLVMParseCommandLineOptions": ([ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_char_p], None),
 }
 
 
@@ -105,6 +110,8 @@ def _library() -> ctypes.CDLL:
   for name, (arguments, result) in _SIGNATURES.items():
     function = getattr(llvm, name)
     function.argtypes, function.restype = arguments, result
+  arguments = [b"pytc", *(option.encode() for option in CODEGEN_OPTIONS)]
+  llvm.LLVMParseCommandLineOptions(len(arguments), (ctypes.c_char_p * len(arguments))(*arguments), None)
   return llvm
 
 

@@ -167,3 +167,16 @@ def test_a_pipeline_s_first_pytc_pass_checks_its_input_and_every_pass_does_when_
     kernel_only = ir.Module.parse(GRAPH.replace("uop.sink %e : tensor<4xf32>\n", ""))  # uop ops but no sink: no form
     with pytest.raises(ir.MLIRError, match="test-first"): pass_manager("builtin.module(test-first, test-second)", ctx).run(kernel_only.operation)
   assert ran.count("test-first") == 4
+
+
+@pytest.mark.parametrize("every", ["0", "1"])
+def test_a_pass_that_leaves_invalid_ir_fails_the_pipeline(passes, monkeypatch, every):
+  """The compile driver verifies a pipeline's result (after every pass with PYTC_CHECK_FORMS=1, where the failure names the
+  pass): a pass that leaves invalid IR raises CompileError either way, never hands it on."""
+  @passes("test-break-ir")
+  def run(module: ir.Operation) -> None:
+    ops_named(module, "uop.neg")[0].operation.move_after(ops_named(module, "uop.exp2")[0].operation)  # used before defined
+  monkeypatch.setenv("PYTC_CHECK_FORMS", every)
+  with context():
+    module = ir.Module.parse(GRAPH)
+    with pytest.raises(CompileError, match="dominate"): run_pipeline(module, "builtin.module(test-break-ir, canonicalize)")
