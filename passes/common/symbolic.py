@@ -148,14 +148,22 @@ class Lin(Node):
     if d not in self.quotients: self.quotients[d] = self.divided(d)
     return self.quotients[d]
 
+  def split(self, d: int, toward_zero: bool = False) -> tuple[Lin, Lin]:
+    """(whole, rest) with self = d whole + rest: every coefficient c as d q + r, r = c mod d in [0, d) or, `toward_zero`,
+    with c's sign (the -1 of a flipped index stays -1, where mod 3 makes it 2), and the constant's r in [0, d)."""
+    def residue(c: int) -> int: return c % d - d if toward_zero and c < 0 and c % d else c % d
+    whole = Lin(tuple((a, (c - residue(c)) // d) for a, c in self.terms if c - residue(c)), self.const // d)
+    return whole, Lin(tuple((a, residue(c)) for a, c in self.terms if residue(c)), self.const % d)
+
   def divided(self, d: int) -> Lin:
     low, high = self.bounds()
     if low // d == high // d: return Lin.of(low // d)
-    # c = (c // d) d + c % d for every coefficient: the multiples of d leave the division exactly
-    whole = Lin(tuple((a, c // d) for a, c in self.terms if c // d), self.const // d)
-    rest = Lin(tuple((a, c % d) for a, c in self.terms if c % d), self.const % d)
-    rest_low, rest_high = rest.bounds()
-    if rest_low // d == rest_high // d: return whole + rest_low // d
+    # the multiples of d leave the division exactly; the rest divides to a constant where its bounds allow, in one of the
+    # two splits (3 x + 2 - y over 0 <= y < 3, divided by 3: x + (2 - y) // 3 = x, y's coefficient kept at -1)
+    for toward_zero in (True, False):
+      whole, rest = self.split(d, toward_zero)
+      rest_low, rest_high = rest.bounds()
+      if rest_low // d == rest_high // d: return whole + rest_low // d
     if len(rest.terms) == 1 and rest.const == 0 and rest.terms[0][1] == 1 and isinstance(rest.terms[0][0], Div):
       inner = rest.terms[0][0]  # (x // a) // d = x // (a d)
       return whole + Lin.of(Div(inner.x, inner.d * d))
@@ -185,10 +193,11 @@ class Lin(Node):
           const += coefficient * atom.x.const
         else: coefficients[atom] = coefficients.get(atom, 0) + coefficient
       form = Lin.build(coefficients, const)
-    rest = Lin.build({a: c % d for a, c in form.terms if c % d}, form.const % d)  # (c x) mod d = ((c mod d) x) mod d
-    low, high = rest.bounds()
-    if 0 <= low and high < d: return rest
-    if low // d == high // d: return rest - (low // d) * d
+    for toward_zero in (True, False):  # (c x) mod d = (r x) mod d for either split of c (see split)
+      rest = form.split(d, toward_zero)[1]
+      low, high = rest.bounds()
+      if 0 <= low and high < d: return rest
+      if low // d == high // d: return rest - (low // d) * d
     return Lin.of(Mod(rest, d))
 
 

@@ -85,6 +85,23 @@ def test_conv_gradients_match_numpy(case):
   np.testing.assert_allclose(tw.grad.numpy(), dw, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("groups, kernel, flips", [(1, (3, 3), (2, 3)), (2, (3, 3), (2, 3)), (1, (3, 1), (2,)), (3, (2, 5), (3,))])
+def test_flipped_and_regrouped_weights_are_read_without_divisions(groups, kernel, flips):
+  """conv_transpose2d (every stride-1 input gradient) reads the weights regrouped (a flatten of channels) and flipped: a
+  reshape of a flipped index splits back exactly (its -1 coefficient kept, not taken mod the dim), so with one group the
+  kernels index the weights directly, not through a division and a modulo per element (several groups divide the merged
+  channel index by its group's size). Values against NumPy."""
+  from pytc.compiler import compile_kernels
+  from pytc.device import Device
+  from pytc.realize import schedule
+  w0 = np.arange(6 * 4 * kernel[0] * kernel[1], dtype=np.float32).reshape(6, 4, *kernel)
+  w = Tensor(w0).unflatten(0, (groups, -1)).transpose(1, 2).flatten(0, 1).flip(*flips) * 2
+  kernel_ir = compile_kernels(schedule([w.lazydata])[0], Device["CPU"]).kernel_ir
+  if groups == 1: assert not any(op in kernel_ir for op in ("divui", "remui", "floordivsi", "remsi")), kernel_ir
+  expected = np.flip(w0.reshape(groups, 6 // groups, *w0.shape[1:]).swapaxes(1, 2).reshape(4 * groups, 6 // groups, *kernel), flips) * 2
+  np.testing.assert_array_equal(w.numpy(), expected)
+
+
 def test_stem_gradients_past_the_split_threshold():
   """A 7x7/2 stem over 3 channels whose weight gradient folds 8 x 48 x 48 = 18432 terms into each output (pytc-split-reduce
   splits it into partial sums), in float32 against the float64 reference."""
