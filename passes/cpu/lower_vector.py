@@ -719,11 +719,11 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
 def stores_along_rows(stored: uop.StoreOp, j: ir.Value, u: ir.Value | None, rows: int, lanes: int) -> bool:
   """Whether the tile's outputs are contiguous along its rows rather than along its vectors: the store's last index is
   the rows' range `u` (a convolution's output x, when the vectors run along output channels), with a power-of-two count
-  of rows dividing the lanes and no longer than `u`, or rows covering all of `u` (the 3 taps of a 3x3 convolution's weight
-  gradient, vectors along its output channels)."""
+  of rows dividing the lanes and no longer than `u`, or up to the lanes' count of rows covering all of `u` (the 3 taps of a
+  3x3 convolution's weight gradient, vectors along its output channels)."""
   last = list(stored.indices)[-1]
   if u is None or last != u or last == j or rows < 2: return False
-  return rows == range_size(u) or (not rows & (rows - 1) and lanes % rows == 0 and range_size(u) >= rows)
+  return (rows == range_size(u) and rows <= lanes) or (not rows & (rows - 1) and lanes % rows == 0 and range_size(u) >= rows)
 
 
 def store_along_rows(lowering: VectorLowering, stored: uop.StoreOp, results: dict[uop.RangeReduceOp, list[ir.Value]],
