@@ -38,7 +38,7 @@ CASES = {
 
 @pytest.mark.parametrize("name", CASES)
 def test_replayed_templates_key_their_nodes_as_building_them_would(name):
-  for _ in range(4):  # recorded, keyed while a plan is made, then planned
+  for _ in range(4):  # recorded, interpreted, keyed while a plan is made, then planned
     outputs = CASES[name]()
     assert_keyed_alike(outputs)
 
@@ -47,7 +47,7 @@ def test_replayed_templates_key_their_nodes_as_building_them_would(name):
 def test_replays_tell_inputs_sharing_leaves_from_inputs_that_do_not(with_bias):
   """The weight (one leaf, found by a scan) and the bias (eleven, found through a table) are among the activation's leaves
   or not, in every combination: the same shapes and structures, so only how the leaves lie tells the plans apart."""
-  for weight_shared, bias_shared in ((0, 0), (1, 0), (0, 1), (1, 1), (0, 0), (1, 0), (0, 1), (1, 1)):
+  for weight_shared, bias_shared in ((0, 0), (1, 0), (0, 1), (1, 1)) * 3:  # recorded, interpreted, then planned
     parts = [data(4, 5) for _ in range(12)]
     x = sum(parts[1:], parts[0])
     weight = (parts[5] if weight_shared else data(4, 5)).T[:, :3]
