@@ -151,16 +151,16 @@ class Lin(Node):
   def split(self, d: int, toward_zero: bool = False) -> tuple[Lin, Lin]:
     """(whole, rest) with self = d whole + rest: every coefficient c as d q + r, r = c mod d in [0, d) or, `toward_zero`,
     with c's sign (the -1 of a flipped index stays -1, where mod 3 makes it 2), and the constant's r in [0, d)."""
-    def residue(c: int) -> int: return c % d - d if toward_zero and c < 0 and c % d else c % d
-    whole = Lin(tuple((a, (c - residue(c)) // d) for a, c in self.terms if c - residue(c)), self.const // d)
-    return whole, Lin(tuple((a, residue(c)) for a, c in self.terms if residue(c)), self.const % d)
+    parts = [(a, c % d - d if toward_zero and c < 0 and c % d else c % d, c) for a, c in self.terms]
+    whole = Lin(tuple((a, (c - r) // d) for a, r, c in parts if c != r), self.const // d)
+    return whole, Lin(tuple((a, r) for a, r, _ in parts if r), self.const % d)
 
   def divided(self, d: int) -> Lin:
     low, high = self.bounds()
     if low // d == high // d: return Lin.of(low // d)
     # the multiples of d leave the division exactly; the rest divides to a constant where its bounds allow, in one of the
     # two splits (3 x + 2 - y over 0 <= y < 3, divided by 3: x + (2 - y) // 3 = x, y's coefficient kept at -1)
-    for toward_zero in (True, False):
+    for toward_zero in (True, False) if any(c < 0 for _, c in self.terms) else (False,):
       whole, rest = self.split(d, toward_zero)
       rest_low, rest_high = rest.bounds()
       if rest_low // d == rest_high // d: return whole + rest_low // d
@@ -193,8 +193,9 @@ class Lin(Node):
           const += coefficient * atom.x.const
         else: coefficients[atom] = coefficients.get(atom, 0) + coefficient
       form = Lin.build(coefficients, const)
-    for toward_zero in (True, False):  # (c x) mod d = (r x) mod d for either split of c (see split)
+    for toward_zero in (True, False) if any(c < 0 for _, c in form.terms) else (False,):  # (c x) mod d = (r x) mod d either way
       rest = form.split(d, toward_zero)[1]
+      rest = Lin.build(dict(rest.terms), rest.const)  # its normal form, as the form's (a residue may recombine)
       low, high = rest.bounds()
       if 0 <= low and high < d: return rest
       if low // d == high // d: return rest - (low // d) * d

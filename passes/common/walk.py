@@ -17,8 +17,9 @@ def dependencies(root: ir.Operation, follow: Callable[[ir.Operation, ir.Value], 
     elif op not in seen:
       seen.add(op)
       stack.append((op, True))
-      if first is None: stack.extend((v.owner.operation, False) for v in reversed(list(op.operands)) if follow(op, v))
-      else: stack.extend((v.owner.operation, False) for v in sorted((v for v in reversed(list(op.operands)) if follow(op, v)), key=first))
+      operands = [v for v in reversed(list(op.operands)) if follow(op, v)]
+      if first is not None: operands.sort(key=first)
+      stack.extend((owner, False) for v in operands if (owner := v.owner.operation) not in seen)  # a seen op is placed already
   return order
 
 
