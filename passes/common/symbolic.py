@@ -2,6 +2,7 @@
 and modulo atoms, simplified with the value bounds of the ranges. Emitted as arith ops on `index`."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from math import gcd
@@ -155,13 +156,17 @@ class Lin(Node):
     whole = Lin(tuple((a, (c - r) // d) for a, r, c in parts if c != r), self.const // d)
     return whole, Lin(tuple((a, r) for a, r, _ in parts if r), self.const % d)
 
+  def splits(self, d: int) -> Iterator[tuple[Lin, Lin]]:
+    """The splits worth trying, the last with every r in [0, d): the one toward zero first where a coefficient is negative."""
+    if any(c < 0 for _, c in self.terms): yield self.split(d, toward_zero=True)
+    yield self.split(d)
+
   def divided(self, d: int) -> Lin:
     low, high = self.bounds()
     if low // d == high // d: return Lin.of(low // d)
     # the multiples of d leave the division exactly; the rest divides to a constant where its bounds allow, in one of the
     # two splits (3 x + 2 - y over 0 <= y < 3, divided by 3: x + (2 - y) // 3 = x, y's coefficient kept at -1)
-    for toward_zero in (True, False) if any(c < 0 for _, c in self.terms) else (False,):
-      whole, rest = self.split(d, toward_zero)
+    for whole, rest in self.splits(d):
       rest_low, rest_high = rest.bounds()
       if rest_low // d == rest_high // d: return whole + rest_low // d
     if len(rest.terms) == 1 and rest.const == 0 and rest.terms[0][1] == 1 and isinstance(rest.terms[0][0], Div):
@@ -193,8 +198,7 @@ class Lin(Node):
           const += coefficient * atom.x.const
         else: coefficients[atom] = coefficients.get(atom, 0) + coefficient
       form = Lin.build(coefficients, const)
-    for toward_zero in (True, False) if any(c < 0 for _, c in form.terms) else (False,):  # (c x) mod d = (r x) mod d either way
-      rest = form.split(d, toward_zero)[1]
+    for _, rest in form.splits(d):  # (c x) mod d = (r x) mod d for either split
       rest = Lin.build(dict(rest.terms), rest.const)  # its normal form, as the form's (a residue may recombine)
       low, high = rest.bounds()
       if 0 <= low and high < d: return rest

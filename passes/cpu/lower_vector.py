@@ -723,7 +723,12 @@ def stores_along_rows(stored: uop.StoreOp, j: ir.Value, u: ir.Value | None, rows
   3x3 convolution's weight gradient, vectors along its output channels)."""
   last = list(stored.indices)[-1]
   if u is None or last != u or last == j or rows < 2: return False
-  return (rows == range_size(u) and rows <= lanes) or (not rows & (rows - 1) and lanes % rows == 0 and range_size(u) >= rows)
+  return (rows == range_size(u) and rows <= lanes) or (shuffles_rows(rows, lanes) and range_size(u) >= rows)
+
+
+def shuffles_rows(rows: int, lanes: int) -> bool:
+  """Whether squares of rows x rows accumulators transpose by shuffles: a power-of-two count of rows dividing the lanes."""
+  return not rows & (rows - 1) and lanes % rows == 0
 
 
 def store_along_rows(lowering: VectorLowering, stored: uop.StoreOp, results: dict[uop.RangeReduceOp, list[ir.Value]],
@@ -738,7 +743,7 @@ def store_along_rows(lowering: VectorLowering, stored: uop.StoreOp, results: dic
   weight gradient with its momentum update 1.7x faster). (j, u): each range and where the tile starts on it."""
   (j, j_start), (u, u_start), lanes, aligned = j, u, lowering.lanes, lowering.aligned_j
   width, columns = lanes * vectors, {}
-  shuffled = not rows & (rows - 1) and lanes % rows == 0  # else each output's rows are gathered from the accumulators as stored
+  shuffled = shuffles_rows(rows, lanes)  # else each output's rows are gathered from the accumulators as stored
   for reduction, accs in results.items():
     square = ir.VectorType.get([rows], ir.VectorType(accs[0].type).element_type)
     shape = [width, rows] if shuffled else [rows, width]

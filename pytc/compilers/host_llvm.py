@@ -105,7 +105,8 @@ _SIGNATURES = {
 
 
 def _library() -> ctypes.CDLL:
-  """libLLVM, the one the MLIR bindings' C API library itself links (its LLVM IR types are this library's)."""
+  """libLLVM, the one the MLIR bindings' C API library itself links (its LLVM IR types are this library's), with
+  CODEGEN_OPTIONS set."""
   llvm = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), os.pardir, os.pardir, "llvm", "lib", "libLLVM.so"))
   for name, (arguments, result) in _SIGNATURES.items():
     function = getattr(llvm, name)
