@@ -157,6 +157,22 @@ def test_weight_gradient_with_a_momentum_epilogue_reads_and_writes_along_its_tap
   np.testing.assert_array_equal(out.numpy(), want)
 
 
+def test_weight_gradient_with_a_momentum_epilogue_keeps_special_values_and_realizes_with_its_gradient() -> None:
+  """The staged epilogue of a tile along the output channels with the taps as rows: inf and -0.0 in the velocity, a NaN in
+  the input (every output it reaches is NaN), the update and the gradient realized together, both NumPy's."""
+  x0, w0 = rng.integers(-3, 4, (2, 5, 4, 4)).astype(np.float32), rng.integers(-2, 3, (64, 5, 3, 3)).astype(np.float32)
+  g0, v0 = rng.integers(-3, 4, (2, 64, 4, 4)).astype(np.float32), rng.integers(-8, 9, (64, 5, 3, 3)).astype(np.float32)
+  v0[3, 1, 2, 0], v0[7, 4, 0, 2], v0[9, 0, 1, 1], x0[1, 2, 0, 3] = np.inf, -np.inf, -0.0, np.nan
+  x, w = Tensor(x0), Tensor(w0, requires_grad=True)
+  x.conv2d(w, padding=1).backward(Tensor(g0))
+  out = Tensor(v0) * 0.5 + w.grad
+  Tensor.realize(out, w.grad)
+  windows = np.lib.stride_tricks.sliding_window_view(np.pad(x0, ((0, 0), (0, 0), (1, 1), (1, 1))), (4, 4), axis=(2, 3))
+  grad = np.einsum("nchwyx,noyx->ochw", windows, g0)
+  np.testing.assert_array_equal(w.grad.numpy(), grad)
+  np.testing.assert_array_equal(out.numpy(), v0 * 0.5 + grad)
+
+
 def test_conv2d_added_into_its_residual_in_place() -> None:
   """An assign of the residual plus a convolution into the residual's own buffer: every output read once, then written."""
   x, w = rng.standard_normal((1, 4, 12, 12)).astype(np.float32), rng.standard_normal((24, 4, 3, 3)).astype(np.float32)
