@@ -215,14 +215,16 @@ LOOP_ORDER = declare(Attribute(
 VECTOR = declare(Attribute(
   "pytc.vector", FUNC, IntDict({"lanes": Within(1, 64, power_of_two=True), "vectors": Within(1), "rows": Within(1), "group": Within(1),
                                 "upcast": Within(-1), "pack": Within(0, 1), "unroll": Within(0, 1)},
-                               {"stream": Within(1, 1), "along": Within(0), "across": Within(1, 1), "chunks": Within(2), "transpose": Within(0)}),
+                               {"stream": Within(1, 1), "along": Within(0), "across": Within(1, 1), "chunks": Within(2), "transpose": Within(0),
+                                "interleave": Within(1, 1)}),
   ("pytc-vectorize",), ("pytc-lower-kernels",),
   "the kernel's vector tile: lanes x vectors accumulators for rows of range id upcast (-1: none), groups of blocks, packed "
   "panel, body unrolled along the reduce range; stream: elementwise vectors along the row; along: the range id of the output range in "
   "the lanes (absent: the innermost); across: each reduction vector code along its row, the outputs scalar loops (rows 1) or "
   "blocks of `rows` = lanes outputs whose other work is vector code; chunks: each group's blocks of the innermost range run "
   "as that many runs, the outermost parallel range over groups x chunks; transpose (with stream): the range id of the output "
-  "range some reads index last, in tiles of lanes x lanes outputs whose reads across rows are transposed by shuffles", _kernel, "kernels"))
+  "range some reads index last, in tiles of lanes x lanes outputs whose reads across rows are transposed by shuffles; interleave (with "
+  "stream and along): one vector along `along` per value of the short innermost range, interleaved by shuffles into one store", _kernel, "kernels"))
 TUNE = declare(Attribute(
   "pytc.tune", FUNC, IntDict({}, {"vectorize": Within(0, 1), "lanes": Within(1, 64, power_of_two=True), "vectors": Within(1, 16),
                                   "rows": Within(1, 64), "group": Within(1, 4096), "pack": Within(0, 1), "reduce_outer": Within(0, 1),

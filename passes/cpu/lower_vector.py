@@ -657,6 +657,46 @@ def lower_transposed_body(lowering: VectorLowering, stored: uop.StoreOp, loops: 
   return sizes[0]
 
 
+def interleaved(phases: list[ir.Value]) -> ir.Value:
+  """One vector holding lane l of phases[q] at l * len(phases) + q: the phases joined, then one permutation."""
+  lanes, joined = ir.VectorType(phases[0].type).shape[0], phases[0]
+  for phase in phases[1:]: joined = vector.shuffle(joined, phase, list(range(ir.VectorType(joined.type).shape[0] + lanes)))
+  return vector.shuffle(joined, joined, [q * lanes + lane for lane in range(lanes) for q in range(len(phases))])
+
+
+def lower_interleaved_body(lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value],
+                           entry: ir.Block) -> int:
+  """An elementwise kernel storing out[.., j, q] with a short innermost range `q` (see choose_interleave): a parallel loop
+  over the outer ranges and the blocks of `j` (the first over `bounds`); in each, the body as vector code along `j` once per
+  value of `q` (a constant there, so conditions on the phase fold), the vectors interleaved by shuffles and stored as one
+  contiguous vector into the output viewed with its last two dims merged. Returns the extent of the first range."""
+  (*outer, j, q), lanes, index = loops, lowering.lanes, ir.IndexType.get()
+  phases = range_size(q)
+  sizes = [range_size(r) for r in outer] + [-(-range_size(j) // lanes)]
+  lower, upper = [index_constant(0)] * len(sizes), [index_constant(n) for n in sizes]
+  lower[0], upper[0] = bounds
+  parallel = scf.ParallelOp([], lower, upper, [index_constant(1)] * len(sizes), [])
+  body = parallel.region.blocks.append(*[index] * len(sizes))
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  buffer = lowering.emit(stored.dst)
+  shape = ir.MemRefType(buffer.type).shape
+  with ir.InsertionPoint.at_block_begin(entry), entry.owner.location:
+    merged = ir.MemRefType.get([*shape[:-2], shape[-2] * shape[-1]], ir.MemRefType(buffer.type).element_type)
+    view = memref.collapse_shape(merged, buffer, [[d] for d in range(len(shape) - 2)] + [[len(shape) - 2, len(shape) - 1]])
+  with ir.InsertionPoint.at_block_terminator(body):
+    j_start = block_start(body.arguments[-1], lanes, range_size(j))
+    lowering.scopes.append(dict(zip(outer, body.arguments)))
+    values = []
+    for phase in range(phases):
+      lowering.scopes.append({j: Strided(j_start, 1), q: index_constant(phase)})
+      values.append(lowering.vector(lowering.emit(stored.value)))
+      lowering.scopes.pop()
+    positions = [lowering.emit(i) for i in list(stored.indices)[:-2]] + [arith.muli(j_start, index_constant(phases))]
+    vector.store(store(stored.value.type, interleaved(values)), view, positions)
+    lowering.scopes.pop()
+  return sizes[0]
+
+
 def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value],
                       entry: ir.Block, bounds: tuple[ir.Value, ir.Value]) -> int:
   """Emit the blocked loops (the outermost parallel range over `bounds`) and their vector body into `entry`; the extent
@@ -665,6 +705,7 @@ def lower_vector_body(kernel: ir.Operation, lowering: VectorLowering, stored: uo
   scalar loops once per outer iteration, before the loop along `j`."""
   tile = VECTOR.get(kernel)
   if "transpose" in tile: return lower_transposed_body(lowering, stored, loops, bounds, range_with_id(loops, tile["transpose"]))
+  if "interleave" in tile: return lower_interleaved_body(lowering, stored, loops, bounds, entry)
   lanes, vectors, rows, group, upcast, pack, unroll = (tile[k] for k in ("lanes", "vectors", "rows", "group", "upcast", "pack", "unroll"))
   stream = tile.get("stream", 0) == 1
   j, u = tile_ranges(tile, loops)

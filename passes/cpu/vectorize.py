@@ -78,6 +78,9 @@ GROUP_COST = 1
 # 64 or 256 columns (50 %, 12.5 %) slower
 MAX_OVERLAP = 1 / 16
 WIDE_WEIGHT, WIDE_VECTORS = 8, 8  # a body with this much work independent of j runs one row of up to 8 vectors
+# an elementwise kernel whose innermost output range is this short or shorter (the phases of a strided gradient, a stack along
+# the last dim) is vectorized along the range before it, the phases interleaved by shuffles (see choose_interleave)
+INTERLEAVE_PHASES = 4
 
 
 def varying_reads(reduction: uop.RangeReduceOp, j: ir.Value) -> list[uop.IndexOp]:
@@ -208,6 +211,23 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
           "transpose": ir.IntegerAttr(i.owner.id).value}
 
 
+def choose_interleave(store: uop.StoreOp, loops: list[ir.Value], lanes: int) -> dict[str, int] | None:
+  """Elementwise work whose innermost output range `q` is too short for vectors (2 to INTERLEAVE_PHASES) and stored
+  contiguously after the range `j` before it (out[.., j, q]: a strided convolution's input gradient with its phases, zeros
+  or values, between the values of one): per block of `j`, one vector along `j` for each value of `q`, interleaved by
+  shuffles into one contiguous store of q x lanes outputs (`interleave`, with `along` naming `j`). Every read that moves
+  with `j` must be contiguous along it."""
+  if len(loops) < 2 or top_level_reductions(store.value): return None
+  q, j, indices = loops[-1], loops[-2], list(store.indices)
+  if not 2 <= range_size(q) <= INTERLEAVE_PHASES or len(indices) < 2 or indices[-2:] != [j, q]: return None
+  if any(uses_any(i, {j, q}) for i in indices[:-2]) or ir.MemRefType(store.dst.type).shape[-1] != range_size(q): return None
+  if 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow rows: half-width vectors
+  if range_size(j) < lanes: return None
+  if not all(is_contiguous(op, j) for op in computation(store.value) if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})): return None
+  return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1, "interleave": 1,
+          "along": ir.IntegerAttr(j.owner.id).value}
+
+
 def row_candidates(loops: list[ir.Value], j: ir.Value, reads: dict[uop.RangeReduceOp, list[uop.IndexOp]]) -> list[ir.Value]:
   """The output ranges other than `j` that no read along `j` varies with: rows of such a range reuse each read."""
   return [r for r in loops if r is not j and range_size(r) > 1 and not any(uses_any(read.results[0], {r}) for rs in reads.values() for read in rs)]
@@ -310,7 +330,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   few = wide is not None and range_size(j) >= min(lanes, 8) and range_size(wide) < ALONG_LEAST_TILES * lanes * even_vectors(vectors)
   if wide is not None and not few: j = wide
   elif 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
-  if range_size(j) < lanes: return None
+  if range_size(j) < lanes: return choose_interleave(store, loops, lanes) if j is loops[-1] else None
   if not any(uses_any(r.results[0], {j}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
   rows_only = set(loops) - {j}
   if not all(free_ranges(n) <= rows_only for n in row_reductions(reductions)): return None  # truly nested reductions

@@ -597,3 +597,35 @@ func.func @one_hot_column(%out: memref<1x8xf32>, %idx: memref<64xi32>, %g: memre
   %e = uop.end %w over(%d) : memref<1x8xf32>
   return
 }
+
+// -----
+
+// A stack of two rows along a new last dim (out[i, j, q] = q == 0 ? a[i, j] : b[i, j]), marked `interleave` along j: the
+// parallel loop runs over i and blocks of 8 of j (12 columns: the second block moved back to start at 4); per block, one
+// vector load from each phase's source (the other's select folds away with q a constant), one shuffle joining them and
+// one interleaving them, and one store of 16 floats into the output seen as 3 x 24.
+// CHECK-LABEL: func.func @stack_last(
+// CHECK-SAME: %[[OUT:[a-z0-9]+]]: memref<3x12x2xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<3x12xf32> {llvm.noalias}, %[[B:[a-z0-9]+]]: memref<3x12xf32> {llvm.noalias}
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[OUT]] {{\[}}[0], [1, 2]] : memref<3x12x2xf32> into memref<3x24xf32>
+// CHECK: scf.parallel (%[[I:.*]], %[[BLOCK:.*]]) =
+// CHECK: %[[J:.*]] = arith.minsi %{{.*}}, %c4 : index
+// CHECK: %[[X:.*]] = vector.load %[[A]][%[[I]], %[[J]]] : memref<3x12xf32>, vector<8xf32>
+// CHECK: %[[Y:.*]] = vector.load %[[B]][%[[I]], %[[J]]] : memref<3x12xf32>, vector<8xf32>
+// CHECK: %[[AT:.*]] = arith.muli %[[J]], %c2 : index
+// CHECK: %[[JOINED:.*]] = vector.shuffle %[[X]], %[[Y]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[BOTH:.*]] = vector.shuffle %[[JOINED]], %[[JOINED]] [0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.store %[[BOTH]], %[[FLAT]][%[[I]], %[[AT]]] : memref<3x24xf32>, vector<16xf32>
+// CHECK-NOT: memref.store
+func.func @stack_last(%out: memref<3x12x2xf32>, %a: memref<3x12xf32>, %b: memref<3x12xf32>) attributes {pytc.kernel, pytc.vector = {along = 1 : i64, group = 1 : i64, interleave = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 3 id 0
+  %j = uop.range loop 12 id 1
+  %q = uop.range loop 2 id 2
+  %x = uop.index %a[%i, %j] : memref<3x12xf32>
+  %y = uop.index %b[%i, %j] : memref<3x12xf32>
+  %first = arith.cmpi eq, %q, %c0 : index
+  %v = uop.where %first, %x, %y : f32
+  %w = uop.store %v, %out[%i, %j, %q] : memref<3x12x2xf32>
+  %e = uop.end %w over(%i, %j, %q) : memref<3x12x2xf32>
+  return
+}

@@ -713,3 +713,48 @@ func.func @matmul_long_panel(%arg0: memref<512x768xf32>, %arg1: memref<512x8192x
   %8 = uop.end %7 over(%0, %3) : memref<512x768xf32>
   return
 }
+
+// -----
+
+// A strided gradient's phases interleaved (out[i, p, j, q] = t[i, j] where p = q = 0, else 0): the innermost range q is 2
+// wide, too short for vectors, and stored right after j: `interleave` along j (id 2), one vector per phase. Five phases are
+// too many, and a read across rows along j keeps scalar loops.
+// CHECK-LABEL: func.func @spread_phases(
+// CHECK-SAME: pytc.vector = {along = 2 : i64, group = 1 : i64, interleave = 1 : i64, lanes = 8 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}
+// CHECK-LABEL: func.func @five_phases(
+// CHECK-NOT: pytc.vector
+// CHECK-LABEL: func.func @phases_across_rows(
+// CHECK-NOT: pytc.vector
+// CHECK: return
+func.func @spread_phases(%out: memref<4x2x8x2xf32>, %t: memref<4x8xf32>) attributes {pytc.kernel} {
+  %zero = uop.const 0.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %i = uop.range loop 4 id 0
+  %p = uop.range loop 2 id 1
+  %j = uop.range loop 8 id 2
+  %q = uop.range loop 2 id 3
+  %pq = arith.addi %p, %q : index
+  %first = arith.cmpi sle, %pq, %c0 : index
+  %x = uop.index %t[%i, %j] : memref<4x8xf32>
+  %v = uop.where %first, %x, %zero : f32
+  %w = uop.store %v, %out[%i, %p, %j, %q] : memref<4x2x8x2xf32>
+  %e = uop.end %w over(%i, %p, %j, %q) : memref<4x2x8x2xf32>
+  return
+}
+func.func @five_phases(%out: memref<8x5xf32>, %t: memref<8xf32>) attributes {pytc.kernel} {
+  %j = uop.range loop 8 id 0
+  %q = uop.range loop 5 id 1
+  %x = uop.index %t[%j] : memref<8xf32>
+  %w = uop.store %x, %out[%j, %q] : memref<8x5xf32>
+  %e = uop.end %w over(%j, %q) : memref<8x5xf32>
+  return
+}
+func.func @phases_across_rows(%out: memref<4x8x2xf32>, %t: memref<8x4xf32>) attributes {pytc.kernel} {
+  %i = uop.range loop 4 id 0
+  %j = uop.range loop 8 id 1
+  %q = uop.range loop 2 id 2
+  %x = uop.index %t[%j, %i] : memref<8x4xf32>
+  %w = uop.store %x, %out[%i, %j, %q] : memref<4x8x2xf32>
+  %e = uop.end %w over(%i, %j, %q) : memref<4x8x2xf32>
+  return
+}

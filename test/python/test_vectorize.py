@@ -594,3 +594,30 @@ def test_long_reductions_of_matmuls(m: int, k: int, n: int, transposed: bool) ->
   want = a.astype(np.float64) @ (b.T if transposed else b).astype(np.float64)
   if m * n >= 64: assert "math.fma" in (code := kernel_ir(out)) and f"vector<{lanes_for(n)}xf32>" in code
   np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4 * np.sqrt(k))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.uint8, np.bool_])
+@pytest.mark.parametrize("parts,width", [(2, 8), (3, 17), (4, 40), (2, 23)])
+def test_phases_along_a_short_last_dim_store_as_one_interleaved_vector(dtype, parts: int, width: int) -> None:
+  """A stack along a new last dim of 2-4 (a strided gradient's phases) runs as vectors along the dim before it, one per phase,
+  interleaved by shuffles into one contiguous store; widths that leave a partial block, every dtype, inf, NaN and -0.0."""
+  sources = [(rng.standard_normal((3, width)) * 100).astype(dtype) for _ in range(parts)]
+  if np.issubdtype(dtype, np.floating): sources[0][0, :4] = [np.inf, -np.inf, np.nan, -0.0]
+  out = Tensor.stack(*[Tensor(s) for s in sources], dim=-1)
+  code = kernel_ir(out)
+  assert "memref.collapse_shape" in code and f"vector<{parts * lanes_for(width)}x" in code
+  np.testing.assert_array_equal(out.numpy(), np.stack(sources, axis=-1))
+
+
+def test_the_input_gradient_of_a_strided_1x1_convolution_spreads_its_values_as_vectors() -> None:
+  """A 1x1 stride-2 convolution's input gradient: one phase holds the transposed convolution, three are zeros; the
+  spread into the input's shape is vector code, and the gradient equals NumPy's."""
+  x, w = rng.standard_normal((2, 16, 18, 18)).astype(np.float32), rng.standard_normal((8, 16, 1, 1)).astype(np.float32)
+  tx = Tensor(x, requires_grad=True)
+  out = tx.conv2d(Tensor(w), stride=2)
+  g = rng.standard_normal(out.shape).astype(np.float32)
+  out.backward(Tensor(g))
+  assert "vector.shuffle" in kernel_ir(tx.grad)
+  want = np.zeros_like(x)
+  want[:, :, ::2, ::2] = np.einsum("nkhw,kc->nchw", g, w[:, :, 0, 0])
+  close(tx.grad.numpy(), want)
