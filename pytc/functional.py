@@ -11,7 +11,7 @@ from pytc.arguments import calling_op, int_arg, ints_arg, is_int, tensor_arg
 from pytc.dtype import DType, dtypes, least_upper_dtype
 from pytc.gradient import ruled
 from pytc.template import templated
-from pytc.window_gradients import conv_gradients, spread, window_gradients
+from pytc.window_gradients import conv_gradients, max_pool_gradients, spread, window_gradients
 
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
@@ -143,8 +143,10 @@ class Functional:
     the flat index into those dims of each window's first maximum (int32), as max_unpool2d takes it."""
     kernel, strides, dilations, pads = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
     axes = tuple(range(-len(kernel), 0))
-    windows = self._pad_last(pads, self.dtype.min)._pool(kernel, strides, dilations)
-    pooled = windows.max(axes)
+    padded = self._pad_last(pads, self.dtype.min)
+    windows = padded._pool(kernel, strides, dilations)
+    maxima = windows.max(axes)
+    pooled = ruled(maxima, (padded, maxima), max_pool_gradients, (kernel, strides, dilations))
     if not return_indices: return pooled
     spatial = self.shape[-len(kernel):]
     countdown = type(self).arange(math.prod(spatial), 0, -1, device=self.device).reshape(spatial)._pad_last(pads)._pool(kernel, strides, dilations)

@@ -25,16 +25,35 @@ def window_gradients(g: Tensor, inputs: tuple[Tensor], params: tuple) -> tuple[T
   input positions of each residue mod the stride (a phase) take a fixed subset of the taps, each shifted by whole windows:
   a sum of shifted slices per phase, the phases interleaved (no per-element division or zeros spread between outputs)."""
   (x,), (kernel, strides, dilations) = inputs, params
-  g, lead = materialized(g), x.ndim - len(kernel)  # each element is read once per tap that reaches it
-  sizes = x.shape[lead:]
+  return (windows_to_input(materialized(g), x.shape, kernel, strides, dilations),)  # each element is read once per tap that reaches it
+
+
+def max_pool_gradients(g: Tensor, inputs: tuple[Tensor, Tensor], params: tuple) -> tuple[Tensor, None]:
+  """d/dx of the window maxima `pooled` of x (padded), given their gradient `g`: each window's gradient shared equally among
+  the positions holding its maximum, as the max reduction's own gradient shares it ((x == max) / ties * g, to the bit). Only
+  the share per window, (1 / ties) * g, is a buffer: the phases read the windows' gradient as x compared with each window's
+  maximum times its share, rather than a buffer of every window's taps (9 values per window of a 3x3 pool)."""
+  (x, pooled), (kernel, strides, dilations) = inputs, params
+  axes, taps = tuple(range(-len(kernel), 0)), (1,) * len(kernel)
+  hits = (x._pool(kernel, strides, dilations) == pooled.reshape(*pooled.shape, *taps)).cast(g.dtype)
+  share = (1 / hits.sum(axes) * materialized(g)).contiguous()  # g as its own kernel: a convolution's gradient, not fused beside the ties
+  return windows_to_input(hits * share.reshape(*share.shape, *taps), x.shape, kernel, strides, dilations), None
+
+
+def windows_to_input(g: Tensor, shape: tuple[int, ...], kernel: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...]
+                     ) -> Tensor:
+  """The gradient at an input of `shape` given its windows' gradient `g` (..., out..., kernel...): per phase, the sum of the
+  shifted taps that reach it, the phases interleaved."""
+  lead = len(shape) - len(kernel)
+  sizes = shape[lead:]
   phased = tuple(-(-n // s) for n, s in zip(sizes, strides))
   phases = [phase_gradient(g, lead, kernel, strides, dilations, residues, phased) for residues in itertools.product(*[range(s) for s in strides])]
-  if len(phases) == 1: return (phases[0],)
-  spatial, outer = len(kernel), x.shape[:lead]
+  if len(phases) == 1: return phases[0]
+  spatial, outer = len(kernel), shape[:lead]
   stacked = phases[0].stack(*phases[1:], dim=-1).reshape(*outer, *phased, *strides)
   interleaved = stacked.permute(*range(lead), *[lead + i for d in range(spatial) for i in (d, spatial + d)]).contiguous()
   whole = interleaved.reshape(*outer, *[q * s for q, s in zip(phased, strides)])
-  return (whole.shrink(tuple((0, n) for n in x.shape)),)
+  return whole.shrink(tuple((0, n) for n in shape))
 
 
 def phase_gradient(g: Tensor, lead: int, kernel: tuple[int, ...], strides: tuple[int, ...], dilations: tuple[int, ...],

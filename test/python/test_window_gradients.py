@@ -213,3 +213,30 @@ def test_empty_batch_gradients():
   x.conv2d(w, stride=2, padding=1).sum().backward()
   assert x.grad.shape == (0, 2, 5, 5)
   np.testing.assert_array_equal(w.grad.numpy(), np.zeros((3, 2, 3, 3)))
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation", POOLS)
+def test_max_pool_gradient_equals_the_max_reductions_to_the_bit(kernel, stride, padding, dilation):
+  """max_pool2d's own rule (each window's share of its gradient a buffer, the phases comparing x with the window's maximum)
+  gives the bits the gradient of the windows' max reduction gives, ties, -0.0 and float32 rounding included."""
+  x = np.round(rng.standard_normal((2, 3, 9, 10)), 1).astype(np.float32)
+  x[0, 0, :2, :2] = -0.0
+  g = rng.standard_normal((2, 3, *Tensor(x).max_pool2d(kernel, stride, dilation, padding).shape[2:])).astype(np.float32)
+  pooled = Tensor(x, requires_grad=True)
+  pooled.max_pool2d(kernel, stride, dilation, padding).backward(Tensor(g))
+  reduced = Tensor(x, requires_grad=True)
+  windows = reduced._pad_last(((padding, padding),) * 2, dtypes.float32.min)._pool((kernel, kernel), stride, dilation)
+  windows.max((-2, -1)).backward(Tensor(g))
+  np.testing.assert_array_equal(pooled.grad.numpy(), reduced.grad.numpy())
+
+
+def test_max_pool_gradient_keeps_no_buffer_of_window_taps():
+  """A 3x3 stride-2 pool's gradient keeps one value per window (its share), not the 9 taps of every window."""
+  from pytc.compiler import compile_kernels
+  from pytc.device import Device
+  from pytc.realize import schedule
+  tx = Tensor(rng.standard_normal((2, 4, 16, 16)).astype(np.float32), requires_grad=True)
+  out = tx.max_pool2d(3, 2, padding=1)
+  out.backward(Tensor(rng.standard_normal(out.shape).astype(np.float32)))
+  kernel_ir = compile_kernels(schedule([tx.grad.lazydata])[0], Device["CPU"]).kernel_ir
+  assert "8x8x3x3xf32" not in kernel_ir and "8x8xf32" in kernel_ir
