@@ -157,8 +157,9 @@ func.func @umax(%out: memref<1xui8>, %x: memref<8xui8>) attributes {pytc.kernel}
 
 // -----
 
-// Two reduce ranges become two nested scf.for loops, the inner one carrying the outer
-// accumulator.
+// Two reduce ranges become two nested scf.for loops. A float sum cascades: the inner loop sums its row from zero and the
+// row's total joins the outer accumulator once, so rounding grows with 4 + 8 steps, not 4 x 8. An integer sum, exact,
+// carries one accumulator through both loops.
 // CHECK-LABEL: func.func @sum_all(
 // CHECK-SAME: %[[O:[a-z0-9]+]]: memref<1x1xf32> {llvm.noalias}, %[[A:[a-z0-9]+]]: memref<4x8xf32> {llvm.noalias}, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = {{[0-9]+}} : i64, pytc.kernel, pytc.work = {{[0-9]+}} : i64}
 // CHECK-NOT: scf.parallel
@@ -166,14 +167,19 @@ func.func @umax(%out: memref<1xui8>, %x: memref<8xui8>) attributes {pytc.kernel}
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[R:.*]] = scf.for %[[K0:.*]] = %{{.*}} to %[[C4]] step %{{.*}} iter_args(%[[ACC0:.*]] = %[[ZERO]]) -> (f32) {
-// CHECK-NEXT: %[[R1:.*]] = scf.for %[[K1:.*]] = %{{.*}} to %[[C8]] step %{{.*}} iter_args(%[[ACC1:.*]] = %[[ACC0]]) -> (f32) {
+// CHECK-NEXT: %[[R1:.*]] = scf.for %[[K1:.*]] = %{{.*}} to %[[C8]] step %{{.*}} iter_args(%[[ACC1:.*]] = %[[ZERO]]) -> (f32) {
 // CHECK-NEXT: %[[X:.*]] = memref.load %[[A]][%[[K0]], %[[K1]]] : memref<4x8xf32>
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC1]], %[[X]] fastmath<reassoc> : f32
 // CHECK-NEXT: scf.yield %[[S]] : f32
 // CHECK-NEXT: }
-// CHECK-NEXT: scf.yield %[[R1]] : f32
+// CHECK-NEXT: %[[ROW:.*]] = arith.addf %[[ACC0]], %[[R1]] fastmath<reassoc> : f32
+// CHECK-NEXT: scf.yield %[[ROW]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: memref.store %[[R]], %[[O]][
+// CHECK-LABEL: func.func @integer_sum_all(
+// CHECK: scf.for %{{.*}} iter_args(%[[IACC0:.*]] = %{{.*}}) -> (i32) {
+// CHECK-NEXT: %[[IR1:.*]] = scf.for %{{.*}} iter_args(%[[IACC1:.*]] = %[[IACC0]]) -> (i32) {
+// CHECK: scf.yield %[[IR1]] : i32
 func.func @sum_all(%out: memref<1x1xf32>, %x: memref<4x8xf32>) attributes {pytc.kernel} {
   %c0 = arith.constant 0 : index
   %k0 = uop.range reduce 4 id 0
@@ -182,6 +188,16 @@ func.func @sum_all(%out: memref<1x1xf32>, %x: memref<4x8xf32>) attributes {pytc.
   %s = uop.range_reduce add %v over(%k0, %k1) : f32
   %w = uop.store %s, %out[%c0, %c0] : memref<1x1xf32>
   %e = uop.end %w over() : memref<1x1xf32>
+  return
+}
+func.func @integer_sum_all(%out: memref<1x1xi32>, %x: memref<4x8xi32>) attributes {pytc.kernel} {
+  %c0 = arith.constant 0 : index
+  %k0 = uop.range reduce 4 id 0
+  %k1 = uop.range reduce 8 id 1
+  %v = uop.index %x[%k0, %k1] : memref<4x8xi32>
+  %s = uop.range_reduce add %v over(%k0, %k1) : i32
+  %w = uop.store %s, %out[%c0, %c0] : memref<1x1xi32>
+  %e = uop.end %w over() : memref<1x1xi32>
   return
 }
 
