@@ -316,6 +316,28 @@ def test_vccz_branches_readfirstlane_and_packed_halves():
   np.testing.assert_array_equal(out[3], 0x00130001)  # (3 + 0x10) << 16 | (2 + 0xffff) & 0xffff
 
 
+def test_readlane_and_writelane_pick_one_lane_whatever_exec_holds():
+  """v_writelane_b32 writes one lane of a VGPR from an SGPR and v_readlane_b32 reads one into an SGPR (how LLVM spills
+  SGPRs to VGPR lanes), the lane from an SGPR or a constant, taken modulo the wave's 32 lanes, with EXEC holding one other
+  lane only."""
+  out = np.zeros((3, 32), np.uint32)
+  code = (lane_offsets() + encode("VOP1", "v_mov_b32", vdst=2, src0=128 + 7)
+          + encode("SOP1", "s_mov_b32", sdst=20, ssrc0=LITERAL, literal=0xABCD1234)
+          + encode("SOP1", "s_mov_b32", sdst=22, ssrc0=LITERAL, literal=32 + 5)  # lane 5, modulo 32
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=LITERAL, literal=1)
+          + encode("VOP3", "v_writelane_b32", vdst=2, src0=20, src1=22)
+          + encode("VOP3", "v_readlane_b32", vdst=21, src0=V + 1, src1=128 + 9)  # lane 9's offset: 36
+          + encode("VOP3", "v_readlane_b32", vdst=23, src0=V + 2, src1=22)
+          + encode("SOP1", "s_mov_b32", sdst=EXEC, ssrc0=193)
+          + encode("VOP1", "v_mov_b32", vdst=3, src0=21) + encode("VOP1", "v_mov_b32", vdst=4, src0=23)
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=0, offset=128 * i) for i, r in enumerate((2, 3, 4)))
+          + ENDPGM)
+  execute(code, [out])
+  np.testing.assert_array_equal(out[0], np.where(np.arange(32) == 5, 0xABCD1234, 7))
+  np.testing.assert_array_equal(out[1], 36)
+  np.testing.assert_array_equal(out[2], 0xABCD1234)
+
+
 def test_hints_change_nothing_and_the_other_branches():
   """Waits, clauses, delays, nops, prefetch hints, cache invalidation and the VGPR-release message leave the state alone;
   s_branch, s_cbranch_scc0 and s_cbranch_execnz jump as their conditions say; s_and_not1_saveexec_b32 masks the others."""

@@ -350,6 +350,7 @@ class Waves:
   def valu(self, ins: Instruction, waves) -> None:
     name = ins.name
     if name == "v_readfirstlane_b32": return self.readfirstlane(ins, waves)
+    if name in ("v_readlane_b32", "v_writelane_b32"): return self.one_lane(ins, waves)
     if name in PACKED: return self.packed(ins, waves)
     if name.startswith("v_fma_mix"): return self.mixed(ins, waves)
     if (semantics := VALU.get(name)) is None: raise UnsupportedInstruction(name)
@@ -436,6 +437,18 @@ class Waves:
     exec_bits = self.s[EXEC, waves]
     lane = np.where(exec_bits == 0, 0, np.argmax(lanes_of(exec_bits), axis=1))
     self.s[ins["vdst"], waves] = np.asarray(values)[np.arange(len(lane)), lane]
+
+  def one_lane(self, ins: Instruction, waves) -> None:
+    """v_readlane_b32 (an SGPR gets one lane of a VGPR) and v_writelane_b32 (one lane of a VGPR gets a scalar), the lane
+    chosen by a scalar source, its low bits as the wave's lanes count; EXEC plays no part (LLVM spills SGPRs this way)."""
+    lane = (self.scalar(ins["src1"], "b32", waves, ins.literal) % LANES).astype(np.int64)
+    each = np.arange(len(lane))
+    if ins.name == "v_readlane_b32":
+      self.s[ins["vdst"], waves] = np.asarray(self.vector(ins["src0"], "b32", waves, ins.literal))[each, lane]
+      return
+    rows = self.v[ins["vdst"], waves].copy()
+    rows[each, lane] = self.scalar(ins["src0"], "b32", waves, ins.literal)
+    self.v[ins["vdst"], waves] = rows
 
   def packed(self, ins: Instruction, waves) -> None:
     """A packed 16-bit instruction as its 16-bit operation on each half, the halves chosen by op_sel / op_sel_hi."""
@@ -594,7 +607,8 @@ def implemented(name: str) -> bool:
   if name in PACKED: return PACKED[name] in VALU
   if "_saveexec_" in name: return name.endswith("_b32") and name[2:].rsplit("_saveexec", 1)[0] in SAVEEXEC
   memory = name.startswith(("global_load_", "global_store_", "ds_load_", "ds_store_")) and "rtn" not in name and "addtid" not in name
-  return memory or name in ("s_endpgm", "s_barrier", "s_sendmsg", "v_readfirstlane_b32", "ds_nop") or (name.startswith("s_load_b"))
+  lanes = ("v_readfirstlane_b32", "v_readlane_b32", "v_writelane_b32")
+  return memory or name in ("s_endpgm", "s_barrier", "s_sendmsg", "ds_nop", *lanes) or (name.startswith("s_load_b"))
 
 
 def split_groups(launch: Launch) -> list[list[tuple[int, int, int]]]:
