@@ -285,6 +285,10 @@ def torch_losses(w: Workload, weights: dict[str, np.ndarray], batches: list, flo
   finally: torch.set_default_dtype(previous)
 
 
+def relative_errors(losses: list[float], reference: list[float]) -> list[float]:
+  return [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, reference)]
+
+
 def check(name: str, w: Workload, steps: int, tolerance: float) -> dict:
   """pytc under TinyJit against torch eager over `steps` steps, and pytc's first step. A loss may differ from torch's by more
   than `tolerance` (relative) only once torch's own float32 training has left its float64 one by more, and only while pytc's
@@ -302,12 +306,12 @@ def check(name: str, w: Workload, steps: int, tolerance: float) -> dict:
   result = {"pytc_first_step_ms": first * 1e3, "pytc_losses": losses}
   if not torch_available(): return result
   reference = torch_losses(w, weights, batches)
-  errors = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, reference)]
+  errors = relative_errors(losses, reference)
   result.update(torch_losses=reference, largest_relative_loss_error=max(errors))
   if max(errors) <= tolerance: return result
   exact = torch_losses(w, weights, batches, float64=True)
-  noise = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(reference, exact)]
-  from_exact = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(losses, exact)]
+  noise = relative_errors(reference, exact)
+  from_exact = relative_errors(losses, exact)
   envelope = list(itertools.accumulate(noise, max))
   result.update(torch_float32_noise=noise, pytc_float64_error=from_exact)
   if bad := [i for i, e in enumerate(errors) if e > tolerance and (envelope[i] < tolerance or from_exact[i] > 2 * envelope[i])]:

@@ -102,6 +102,18 @@ def invariant_reductions(reduction: uop.RangeReduceOp) -> list[uop.RangeReduceOp
   return [op for op in nested if not free_ranges(op) & looped]
 
 
+def parallel_over(sizes: list[int], bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:
+  """An scf.parallel over ranges of `sizes` (the first over [begin, end) instead when `bounds` are given); returns its body,
+  its terminator in place."""
+  index = ir.IndexType.get()
+  lower, upper = [arith.constant(index, 0)] * len(sizes), [arith.constant(index, n) for n in sizes]
+  if bounds: lower[0], upper[0] = bounds
+  parallel = scf.ParallelOp([], lower, upper, [arith.constant(index, 1)] * len(sizes), [])
+  body = parallel.region.blocks.append(*[index] * len(sizes))
+  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  return body
+
+
 class KernelLowering:
   def __init__(self, params: dict[ir.Value, ir.Value]):
     self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
@@ -186,8 +198,7 @@ class KernelLowering:
       self.scopes.append({ranges[0]: loop.induction_variable})
       inner = list(loop.inner_iter_args)
       if len(ranges) == 1: results = step(inner, self.emit_summand(reduction))
-      elif cascade: results = step(inner, self.reduce_loops(reduction, ranges[1:], [reduce_identity(ReduceKind.add, reduction.result.type)],
-                                                             step, cascade)[0])
+      elif cascade: results = step(inner, self.reduce_loops(reduction, ranges[1:], accs, step, cascade)[0])  # accs: the identity
       else: results = self.reduce_loops(reduction, ranges[1:], inner, step)
       scf.YieldOp(results)
       self.scopes.pop()

@@ -13,11 +13,11 @@ kernel marked `pytc.vector` (lower_vector.py), whose outermost range then counts
 from math import prod
 
 from mlir import ir
-from mlir.dialects import arith, func, scf
+from mlir.dialects import func
 
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, range_size, register
-from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, storage_memref
+from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, parallel_over, storage_memref
 from pytc.passes.common.analysis import read_where_written, top_level_reductions
 from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, WORK, LoopOrder
 from pytc.passes.cpu.lower_vector import VectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
@@ -32,14 +32,7 @@ def cpu_slice_arguments() -> list[ir.Type]:
 def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:
   """An scf.parallel over `ranges` (the first over [begin, end) when `bounds` are given), each range mapped to its
   induction variable; returns the body."""
-  index = lowering.index
-  zero, one = arith.constant(index, 0), arith.constant(index, 1)
-  sizes = [arith.constant(index, range_size(r)) for r in ranges]
-  lower = [zero] * len(ranges)
-  if bounds: lower[0], sizes[0] = bounds
-  parallel = scf.ParallelOp([], lower, sizes, [one] * len(ranges), [])
-  body = parallel.region.blocks.append(*[index] * len(ranges))
-  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  body = parallel_over([range_size(r) for r in ranges], bounds)
   lowering.scopes.append(dict(zip(ranges, body.arguments)))
   return body
 

@@ -35,6 +35,7 @@ from pytc.passes.codegen.kernel_lowering import (
   hoisting_depth,
   invariant_reductions,
   is_empty,
+  parallel_over,
   reduce_identity,
   widen,
   widened_product,
@@ -566,11 +567,8 @@ def tile_loops(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j: ir.V
   blocks = -(-range_size(u) // rows) if u is not None else 0
   sizes = [-(-range_size(r) // width) if r is j else -(-blocks // group) if r is u else range_size(r) for r in outer]
   sizes[0] *= chunks
-  begin, end = bounds
-  zero, one, index = index_constant(0), index_constant(1), ir.IndexType.get()
-  parallel = scf.ParallelOp([], [begin] + [zero] * (len(outer) - 1), [end] + [index_constant(n) for n in sizes[1:]], [one] * len(outer), [])
-  body = parallel.region.blocks.append(*[index] * len(outer))
-  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  zero, one = index_constant(0), index_constant(1)
+  body = parallel_over(sizes, bounds)
   starts = dict(zip(outer, body.arguments))
   point = ir.InsertionPoint.at_block_terminator(body)
   before: dict[ir.Value | None, ir.InsertionPoint] = {None: point}
@@ -606,10 +604,8 @@ def tile_loops_along(loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], j
   """The blocked loops of a kernel vectorized along an output range `j` other than its innermost: a parallel loop over
   the blocks of `j` over `bounds`, inside it loops over the other output ranges (`u` by blocks of `rows`), so that
   a panel packed before them serves every output of the block. Returns what tile_loops does."""
-  index, one = ir.IndexType.get(), index_constant(1)
-  parallel = scf.ParallelOp([], [bounds[0]], [bounds[1]], [one], [])
-  body = parallel.region.blocks.append(index)
-  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  one = index_constant(1)
+  body = parallel_over([-(-range_size(j) // width)], bounds)
   point = ir.InsertionPoint.at_block_terminator(body)
   with point: starts = {j: block_start(body.arguments[0], width, range_size(j))}
   first = None
@@ -630,13 +626,9 @@ def lower_transposed_body(lowering: VectorLowering, stored: uop.StoreOp, loops: 
   `bounds`); in each tile, every read across rows as one vector along `i` per output of `j` (contiguous loads: each cache
   line read once, whole), turned by shuffles into one vector along `j` per output of `i`; then per output of `i` the rest
   of the body as vector code along `j` and one vector store. Returns the extent of the first range."""
-  j, lanes, index = loops[-1], lowering.lanes, ir.IndexType.get()
+  j, lanes = loops[-1], lowering.lanes
   sizes = [-(-range_size(r) // lanes) if r == i or r == j else range_size(r) for r in loops]
-  lower, upper = [index_constant(0)] * len(loops), [index_constant(n) for n in sizes]
-  lower[0], upper[0] = bounds
-  parallel = scf.ParallelOp([], lower, upper, [index_constant(1)] * len(loops), [])
-  body = parallel.region.blocks.append(*[index] * len(loops))
-  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  body = parallel_over(sizes, bounds)
   with ir.InsertionPoint.at_block_terminator(body):
     starts = {r: block_start(v, lanes, range_size(r)) if r == i or r == j else v for r, v in zip(loops, body.arguments)}
     lowering.scopes.append({r: v for r, v in starts.items() if r != i and r != j})
@@ -670,14 +662,10 @@ def lower_interleaved_body(lowering: VectorLowering, stored: uop.StoreOp, loops:
   over the outer ranges and the blocks of `j` (the first over `bounds`); in each, the body as vector code along `j` once per
   value of `q` (a constant there, so conditions on the phase fold), the vectors interleaved by shuffles and stored as one
   contiguous vector into the output viewed with its last two dims merged. Returns the extent of the first range."""
-  (*outer, j, q), lanes, index = loops, lowering.lanes, ir.IndexType.get()
+  (*outer, j, q), lanes = loops, lowering.lanes
   phases = range_size(q)
   sizes = [range_size(r) for r in outer] + [-(-range_size(j) // lanes)]
-  lower, upper = [index_constant(0)] * len(sizes), [index_constant(n) for n in sizes]
-  lower[0], upper[0] = bounds
-  parallel = scf.ParallelOp([], lower, upper, [index_constant(1)] * len(sizes), [])
-  body = parallel.region.blocks.append(*[index] * len(sizes))
-  with ir.InsertionPoint(body): scf.ReduceOp([], 0)
+  body = parallel_over(sizes, bounds)
   buffer = lowering.emit(stored.dst)
   shape = ir.MemRefType(buffer.type).shape
   with ir.InsertionPoint.at_block_begin(entry), entry.owner.location:

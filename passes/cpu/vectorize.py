@@ -211,6 +211,11 @@ def choose_stream(store: uop.StoreOp, loops: list[ir.Value], lanes: int, vectors
           "transpose": ir.IntegerAttr(i.owner.id).value}
 
 
+def fitted_lanes(size: int, lanes: int) -> int:
+  """The lanes along an output range of `size`: half-width vectors of 8 where wide registers outrun a narrow range."""
+  return 8 if 8 <= size < lanes else lanes
+
+
 def choose_interleave(store: uop.StoreOp, loops: list[ir.Value], lanes: int) -> dict[str, int] | None:
   """Elementwise work whose innermost output range `q` is too short for vectors (2 to INTERLEAVE_PHASES) and stored
   contiguously after the range `j` before it (out[.., j, q]: a strided convolution's input gradient with its phases, zeros
@@ -221,7 +226,7 @@ def choose_interleave(store: uop.StoreOp, loops: list[ir.Value], lanes: int) -> 
   q, j, indices = loops[-1], loops[-2], list(store.indices)
   if not 2 <= range_size(q) <= INTERLEAVE_PHASES or len(indices) < 2 or indices[-2:] != [j, q]: return None
   if any(uses_any(i, {j, q}) for i in indices[:-2]) or ir.MemRefType(store.dst.type).shape[-1] != range_size(q): return None
-  if 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow rows: half-width vectors
+  lanes = fitted_lanes(range_size(j), lanes)
   if range_size(j) < lanes: return None
   if not all(is_contiguous(op, j) for op in computation(store.value) if isinstance(op, uop.IndexOp) and uses_any(op.result, {j})): return None
   return {"lanes": lanes, "vectors": 1, "rows": 1, "group": 1, "upcast": -1, "pack": 0, "unroll": 0, "stream": 1, "interleave": 1,
@@ -329,7 +334,7 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   # too few outputs along it to fill two tiles (a convolution of 32 channels): the innermost range, its windows read in place
   few = wide is not None and range_size(j) >= min(lanes, 8) and range_size(wide) < ALONG_LEAST_TILES * lanes * even_vectors(vectors)
   if wide is not None and not few: j = wide
-  elif 8 <= range_size(j) < lanes: lanes = 8  # wide registers, narrow output: half-width vectors
+  else: lanes = fitted_lanes(range_size(j), lanes)
   if range_size(j) < lanes: return choose_interleave(store, loops, lanes) if j is loops[-1] else None
   if not any(uses_any(r.results[0], {j}) for r in reductions): return choose_stream(store, loops, lanes, vectors)
   rows_only = set(loops) - {j}
