@@ -24,7 +24,7 @@ from typing import Annotated
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from pytc import helpers
+from pytc import flags, helpers
 
 
 class PassError(Exception):
@@ -115,7 +115,7 @@ def range_size(r: ir.Value) -> int:
 
 def checking_every_pass() -> bool:
   """Whether every pytc pass checks the form of its input (PYTC_CHECK_FORMS=1, read live), not only a pipeline's first."""
-  return os.environ.get("PYTC_CHECK_FORMS", "0").strip() == "1"
+  return flags.CHECK_FORMS.value == 1
 
 
 def _as_mlir_pass(info: PassInfo, options: dict[str, object], debug: bool, check: bool) -> Callable:

@@ -62,12 +62,13 @@ Device = _DeviceNames()
 import os, pathlib, tempfile
 from pytc.helpers import DEBUG, JIT, ContextVar, GlobalCounters, Timing, colored, fetch, get_child, getenv, tqdm, trange
 from pytc.helpers import Context as _Context
+from pytc import flags as _flags
 class _Dev:
   device, renderer, interface, arch = "CPU", "", "", ""
 class _NoEmulation:
   def tolist(self, dtypes): return []
 DEV, EMULATED_DTYPES = _Dev(), _NoEmulation()
-IMAGE, CI, OSX, WINDOWS = 0, bool(os.environ.get("CI")), False, False
+IMAGE, CI, OSX, WINDOWS = 0, bool(_flags.CI.value), False, False
 def temp(name, append_user=False): return (pathlib.Path(tempfile.gettempdir()) / name).as_posix()
 def mv_address(mv):
   import ctypes

@@ -1,11 +1,11 @@
 """Device names and device buffers: `Device.DEFAULT` is CPU unless PYTC_DEVICE says otherwise."""
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
 
+from pytc import flags
 from pytc.dtype import DType, dtypes, from_numpy, to_numpy
 from pytc.helpers import prod
 from pytc.runtime import backends, open_device
@@ -16,7 +16,7 @@ class _Device:
     self._opened: dict[str, object] = {}
     self._opening = threading.Lock()  # two threads asking for a device first must not open it twice
     self._backends: set[str] = set()  # the backend names found so far (looked up again for a name not among them)
-    self.DEFAULT: str = self.canonicalize(os.environ.get("PYTC_DEVICE", "CPU"))
+    self.DEFAULT: str = self.canonicalize(flags.DEVICE.value)
 
   def canonicalize(self, name: str | None) -> str:
     """The canonical spelling of a device name; an unknown name raises `ValueError`."""

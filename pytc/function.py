@@ -11,8 +11,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from pytc import flags
 from pytc.graph import arg_key
-from pytc.helpers import LRUCache, getenv
+from pytc.helpers import LRUCache
 from pytc.nn.state import get_state_dict
 from pytc.symbolic import Variable
 from pytc.template import record, replay
@@ -24,7 +25,7 @@ class Function:
                grad_fxn: Callable | None = None):
     if grad_fxn is not None: raise NotImplementedError("function(grad_fxn=...): pytc differentiates the traced graph itself")
     self.fxn, self.allow_implicit = fxn, allow_implicit
-    self.recordings: LRUCache[tuple, tuple | None] = LRUCache(getenv("PYTC_FUNCTION_CACHE", 64))
+    self.recordings: LRUCache[tuple, tuple | None] = LRUCache(flags.FUNCTION_CACHE)
     functools.update_wrapper(self, fxn)
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)

@@ -6,9 +6,10 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pytc import flags
 from pytc.dtype import dtypes
 from pytc.graph import VIEW_OPS, LazyOp, toposort
-from pytc.helpers import LRUCache, getenv
+from pytc.helpers import LRUCache
 from pytc.template import Recording, leaf_pool, record, replay
 
 if TYPE_CHECKING:
@@ -164,7 +165,7 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
   return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs, leaves))}
 
 
-_GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(getenv("PYTC_GRADIENT_CACHE", 256))  # by the forward graph's shape
+_GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(flags.GRADIENT_CACHE)  # by the forward graph's shape
 
 
 def _build_gradients(nodes: list[LazyOp], seed: Tensor, targets: list[LazyOp]) -> list[Tensor]:

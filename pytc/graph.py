@@ -9,9 +9,9 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
+from pytc import flags
 from pytc.dialects import uop
 from pytc.dtype import DType, dtypes, float_to_fp8
-from pytc.helpers import getenv
 from pytc.passes.common.attributes import GRAPH_DEVICE
 from pytc.passes.common.devices import set_argument_devices
 from pytc.symbolic import Usage, concrete, is_symbolic
@@ -37,7 +37,7 @@ class LazyOp:
       self._leaves, wiring = merge_leaves(self)
       key = (op, dtype.name, key_shape, device, None if arg is None else arg_key(arg), *[src.structure for src in srcs], *wiring)
     if (structure := _structures.get(key)) is None:
-      if len(_structures) >= STRUCTURE_LIMIT: _structures.clear()  # numbers stay unique: a structure seen again only misses the caches
+      if len(_structures) >= flags.STRUCTURE_CACHE.value: _structures.clear()  # numbers stay unique: a structure seen again only misses the caches
       structure = _structures.setdefault(key, next(_numbers))  # atomic across threads
     self.structure = structure
 
@@ -58,7 +58,6 @@ class LazyOp:
 # function of their leaves, whichever buffers those are.
 _structures: dict[tuple, int] = {}
 _numbers = itertools.count()
-STRUCTURE_LIMIT = getenv("PYTC_STRUCTURE_CACHE", 1 << 20)  # keys kept before the table starts afresh (a key is ~200 bytes)
 
 
 SMALL_MERGE = 16  # leaves searched in place, not through a table of positions

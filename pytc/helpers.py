@@ -17,6 +17,8 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from typing import Generic, TypeVar
 
+from pytc import flags
+
 T = TypeVar("T", int, float, str)
 K, V = TypeVar("K", bound=Hashable), TypeVar("V")
 
@@ -43,15 +45,13 @@ def pytc_version() -> str:
 
 @functools.cache
 def getenv(key: str, default: T = 0) -> T:  # type: ignore[assignment]
+  """tinygrad's getenv (read once per key), for user code and the ContextVars it makes; pytc's own variables are flags."""
   return type(default)(os.environ.get(key, default))
-
-
-DEBUG: int = getenv("DEBUG", 0)
 
 
 def dump_folder(name: str) -> str:
   """Where the IR of pipeline stage `name` is written with PYTC_DUMP=dir (dir/name, created), or "" without it."""
-  if not (dump := getenv("PYTC_DUMP", "")): return ""
+  if not (dump := flags.DUMP.value): return ""
   os.makedirs(folder := os.path.join(dump, name), exist_ok=True)
   return folder
 
@@ -81,7 +81,8 @@ def prod(values) -> int: return math.prod(values)
 class LRUCache(Generic[K, V]):
   """A dict that keeps the `capacity` entries used last (none with capacity 0) and drops the others, safe to share between
   threads. Dropped values are released after the lock is let go, so their destructors (a compiled program's) never run under it."""
-  def __init__(self, capacity: int):
+  def __init__(self, capacity: int | flags.Flag):
+    """`capacity` may be a flag: its value when an entry is added (read live)."""
     self.capacity, self._entries, self._lock = capacity, OrderedDict(), threading.Lock()
 
   def get(self, key: K, default: V | None = None) -> V | None:
@@ -94,7 +95,8 @@ class LRUCache(Generic[K, V]):
     with self._lock:
       self._entries[key] = value
       self._entries.move_to_end(key)
-      dropped = [self._entries.popitem(last=False) for _ in range(len(self._entries) - max(self.capacity, 0))]
+      capacity = self.capacity.value if isinstance(self.capacity, flags.Flag) else self.capacity
+      dropped = [self._entries.popitem(last=False) for _ in range(len(self._entries) - max(capacity, 0))]
     dropped.clear()
 
   def clear(self) -> None:
@@ -135,7 +137,10 @@ class ContextVar:
 
 
 class TrainingVar(ContextVar):
-  """TRAINING is `Tensor.training` (dropout, batch statistics), so either spelling sets both."""
+  """TRAINING is `Tensor.training` (dropout, batch statistics; the TRAINING flag sets it at import), so either spelling sets both."""
+  def __init__(self) -> None:
+    self.key = flags.TRAINING.name
+    ContextVar._registry[self.key] = self
   @property
   def value(self) -> int:
     from pytc.tensor import Tensor
@@ -146,24 +151,24 @@ class TrainingVar(ContextVar):
     Tensor.training = bool(value)
 
 
-class EnvironmentVar(ContextVar):
-  """A mode pytc reads from the environment each time it is used (JIT, on every call of a TinyJit that has not captured)."""
-  def __init__(self, key: str, default: int) -> None:
-    super().__init__(key, default)
-    self.default = default
+class FlagVar(ContextVar):
+  """A mode pytc reads from its environment flag each time it is used (DEBUG, JIT): `Context` sets the variable."""
+  def __init__(self, flag: flags.Flag) -> None:
+    self.key, self.flag = flag.name, flag
+    ContextVar._registry[flag.name] = self
   @property
-  def value(self) -> int: return getenv(self.key, self.default)
+  def value(self) -> int: return self.flag.value
   @value.setter
-  def value(self, value: int) -> None: os.environ[self.key] = str(int(value))
+  def value(self, value: int) -> None: self.flag.set(int(value))
 
 
 class DefaultDtypeVar(ContextVar):
   """DEFAULT_FLOAT and DEFAULT_INT are `dtypes.default_float` and `dtypes.default_int`: a dtype or its name (the
   environment's `DEFAULT_FLOAT=half` sets it at import)."""
-  def __init__(self, key: str, attribute: str) -> None:
-    self.key, self.attribute = key, attribute
-    ContextVar._registry[key] = self
-    if key in os.environ: self.value = os.environ[key]
+  def __init__(self, flag: flags.Flag, attribute: str) -> None:
+    self.key, self.attribute = flag.name, attribute
+    ContextVar._registry[flag.name] = self
+    if flag.name in os.environ: self.value = flag.value
   @property
   def value(self):
     from pytc.dtype import dtypes
@@ -177,8 +182,8 @@ class DefaultDtypeVar(ContextVar):
     setattr(dtypes, self.attribute, dtype)
 
 
-TRAINING, JIT = TrainingVar("TRAINING", 0), EnvironmentVar("JIT", 1)
-DEFAULT_FLOAT, DEFAULT_INT = DefaultDtypeVar("DEFAULT_FLOAT", "default_float"), DefaultDtypeVar("DEFAULT_INT", "default_int")
+TRAINING, DEBUG, JIT = TrainingVar(), FlagVar(flags.DEBUG), FlagVar(flags.JIT)
+DEFAULT_FLOAT, DEFAULT_INT = DefaultDtypeVar(flags.DEFAULT_FLOAT, "default_float"), DefaultDtypeVar(flags.DEFAULT_INT, "default_int")
 
 
 class Context(contextlib.ContextDecorator):
@@ -261,10 +266,14 @@ class FetchError(RuntimeError):
   """A file could not be downloaded, and no local copy was found."""
 
 
+def cache_root() -> pathlib.Path:
+  """The folder of pytc's disk caches: PYTC_CACHE_DIR, else pytc under XDG_CACHE_HOME, else ~/.cache/pytc."""
+  return pathlib.Path(flags.CACHE_DIR.value or os.path.join(flags.XDG_CACHE_HOME.value or os.path.expanduser("~/.cache"), "pytc"))
+
+
 def downloads_folder() -> pathlib.Path:
   """Where fetch keeps what it downloads: PYTC_CACHE_DIR/downloads, else ~/.cache/pytc/downloads (XDG_CACHE_HOME honoured)."""
-  root = os.environ.get("PYTC_CACHE_DIR") or os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pytc")
-  return pathlib.Path(root) / "downloads"
+  return cache_root() / "downloads"
 
 
 def fetch(url: str, name: str | pathlib.Path | None = None, subdir: str | None = None, gunzip: bool = False,

@@ -13,7 +13,6 @@ every call.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -22,7 +21,7 @@ import numpy as np
 
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
-from pytc.helpers import DEBUG, GlobalCounters
+from pytc.helpers import DEBUG, JIT, GlobalCounters
 from pytc.realize import CAPTURES, realize
 from pytc.runtime._immediate import Immediate, Replay
 from pytc.runtime.graph import CommandGraph, Step
@@ -135,7 +134,7 @@ class TinyJit(Replay):
     else:
       names, tensors = _input_tensors(args, kwargs)
       buffers, info = _prepare_inputs(tensors)
-      if self.graph is None and (self.calls == 0 or os.environ.get("JIT", "1") == "0"): result = self.run(args, kwargs)
+      if self.graph is None and (self.calls == 0 or JIT.value == 0): result = self.run(args, kwargs)
       elif self.graph is None: result = self.capture(args, kwargs, names, tensors, buffers, info)
       else:
         if names != self.names: raise JitError(f"jitted function called with tensor arguments {names}, captured with {self.names}")

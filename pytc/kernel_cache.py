@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from pytc.helpers import DEBUG
+from pytc import flags
+from pytc.helpers import DEBUG, cache_root
 
 READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # O_NONBLOCK: a FIFO in the way cannot hang the open
 CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -47,14 +48,12 @@ _memos: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}  # per file name,
 
 def entry_limit() -> int:
   """PYTC_CACHE_ENTRIES, or its default 4096 when unset or not a number."""
-  text = os.environ.get("PYTC_CACHE_ENTRIES", "").strip()
-  return int(text) if text.isdigit() else 4096
+  return flags.CACHE_ENTRIES.value
 
 
 def cache_dir() -> Path | None:
   """The cache folder, or None with PYTC_CACHE=0 (read at every call, unlike pytc's other flags: tests and tools switch folders)."""
-  if os.environ.get("PYTC_CACHE", "1").strip() == "0": return None
-  return Path(os.environ.get("PYTC_CACHE_DIR") or Path.home() / ".cache" / "pytc")
+  return None if flags.CACHE.value == 0 else cache_root()
 
 
 def disable(folder: Path, reason: str, untrusted: bool) -> None:

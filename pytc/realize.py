@@ -8,15 +8,16 @@ from collections import Counter
 
 from mlir import ir
 
+from pytc import flags
 from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, Launch, Schedule, compile_kernels, context, schedule_graph
 from pytc.device import Buffer, Device
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
-from pytc.helpers import DEBUG, GlobalCounters, LRUCache, getenv
+from pytc.helpers import DEBUG, GlobalCounters, LRUCache
 from pytc.runtime.graph import CommandGraph, Step
 
 # The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
 # device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
-_schedules: LRUCache[int, Schedule] = LRUCache(getenv("PYTC_SCHEDULE_CACHE", 256))
+_schedules: LRUCache[int, Schedule] = LRUCache(flags.SCHEDULE_CACHE)
 # A schedule keeps the temporaries of its last run for the next when they hold this many bytes at most: allocating and
 # freeing one costs about a microsecond, which small graphs notice; larger ones would hold memory between calls.
 SPARE_BYTES = 1 << 20

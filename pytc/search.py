@@ -27,8 +27,8 @@ from collections.abc import Callable
 import numpy as np
 from mlir import ir
 
-from pytc import kernel_cache
-from pytc.helpers import DEBUG, getenv, pytc_version
+from pytc import flags, kernel_cache
+from pytc.helpers import DEBUG, pytc_version
 from pytc.passes.common.attributes import KERNEL, TUNE, VECTOR
 from pytc.runtime.device import Compiled
 from pytc.runtime.hcq import SUBMIT_LOCK
@@ -206,13 +206,13 @@ def tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable) -> None:
   """Give each kernel of `kernels` (index level) its stored winner; with PYTC_SEARCH=1, search the kernels without one. With
   no winner stored and no search, the kernels' structure keys (their IR printed) are not computed."""
   from pytc.compiler import copy_module
-  searching = getenv("PYTC_SEARCH", 0) >= 1
+  searching = flags.SEARCH.value >= 1
   if not searching and not kernel_cache.has_records(RECORDS): return
   with kernels.context, ir.Location.unknown():
     for kernel in [op for op in kernels.body.operations if KERNEL.get(op) and not VECTOR.has(op)]:
       key = structure_key(kernel.operation, device)
       if (choice := stored_winner(key)) is None and searching:
         name = ir.StringAttr(kernel.attributes["sym_name"]).value
-        choice = search(copy_module(kernels, frozenset({name})), name, device, run_pipeline, getenv("PYTC_SEARCH_BUDGET", 20.0))
+        choice = search(copy_module(kernels, frozenset({name})), name, device, run_pipeline, flags.SEARCH_BUDGET.value)
         kernel_cache.store_record(RECORDS, key, json.dumps(choice, separators=(",", ":")))
       if choice: TUNE.set(kernel, choice)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+from pytc import flags
 from pytc.dtype import DType
 from pytc.graph import VIEW_OPS, LazyOp, arg_key
-from pytc.helpers import LRUCache, getenv
+from pytc.helpers import LRUCache
 from pytc.symbolic import Variable
 
 Step = tuple[str, DType, tuple[int, ...], str, tuple[int, ...], object]  # op, dtype, shape, device, sources, arg
@@ -27,7 +28,7 @@ class Recording:
     self.steps, self.outputs, self.plans = steps, outputs, {}
 
 
-_TEMPLATES: LRUCache[tuple, tuple[bool, Recording | None]] = LRUCache(getenv("PYTC_TEMPLATE_CACHE", 4096))  # the signatures used last
+_TEMPLATES: LRUCache[tuple, tuple[bool, Recording | None]] = LRUCache(flags.TEMPLATE_CACHE)  # the signatures used last
 TENSOR = object()  # where a signature has a Tensor argument (None is an argument of its own)
 
 

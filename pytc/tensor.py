@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from pytc import flags
 from pytc.activations import Activations, float32_for_halves
 from pytc.arguments import calling_op, int_arg, is_int, tensor_arg
 from pytc.creation import Creation, argfix, array_from_python
@@ -59,7 +60,7 @@ def exact_constant(value: Scalar, dtype: DType) -> bool:
 class Tensor(Creation, Random, Indexing, Rearrange, Linalg, Functional, Sorting, Resample, PaddingModes, InverseTrig, Selection, Activations):
   """A lazy, immutable multi-dimensional array on a device."""
   no_grad: ClassVar[bool] = False
-  training: ClassVar[bool] = False
+  training: ClassVar[bool] = bool(flags.TRAINING.value)
   _live: ClassVar[set[weakref.ref]] = set()  # every Tensor alive: backward() fills `.grad` of those in its graph
 
   def __init__(self, data: LazyOp | Scalar | bytes | list | tuple | np.ndarray | None, device: str | None = None,

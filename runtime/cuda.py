@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 from ctypes import POINTER, c_char_p, c_float, c_int, c_size_t, c_uint, c_uint64, c_void_p
+
+from pytc import flags
 
 CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_READY = 0, 2, 500, 600
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 75, 76
@@ -95,7 +96,7 @@ def _load(path: str) -> Driver: return Driver(path)
 def driver() -> Driver:
   """The driver named by PYTC_LIBCUDA, else libcuda.so.1, else libcuda.so; RuntimeError starting "no NVIDIA driver
   (libcuda.so not found)" when none loads."""
-  candidates = [path] if (path := os.environ.get("PYTC_LIBCUDA")) else ["libcuda.so.1", "libcuda.so"]
+  candidates = [path] if (path := flags.LIBCUDA.value) else ["libcuda.so.1", "libcuda.so"]
   failures = []
   for candidate in candidates:
     try: return _load(candidate)

@@ -22,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pytc.helpers import DEBUG, getenv
+from pytc import flags
+from pytc.helpers import DEBUG
 
 # Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing order.
 SUBMIT_LOCK = threading.Lock()
@@ -96,7 +97,7 @@ class Signal:
     `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped). A
     wait that polled a while sleeps on the owner's `changed` condition, or its `sleep(seconds)` (a GPU's interrupts)."""
     if self._memory.value >= value: return
-    timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0) if timeout is None else timeout
+    timeout = flags.WAIT_TIMEOUT.value if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
     changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal, stops or resets
     sleep = getattr(self.owner, "sleep", None)  # else: blocks until the owner's device interrupts (or the seconds given pass)

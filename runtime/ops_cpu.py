@@ -21,7 +21,8 @@ from typing import NoReturn
 
 import numpy as np
 
-from pytc.helpers import DEBUG, getenv
+from pytc import flags
+from pytc.helpers import DEBUG
 from pytc.runtime._immediate import ExecutionLock, Immediate
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
@@ -134,7 +135,7 @@ class CPUKernel(Kernel):
     """Arguments over the whole range, split across the cores its search chose, else across all cores once the buffers pass
     PYTC_SPLIT_BYTES (default 256 KiB) or its steps PYTC_SPLIT_WORK (default 128K, as long as the default bytes take to
     stream: a 64x64 matmul's 262K multiply-adds take ~9 us on one core, 2/3 of that on two)."""
-    big = sum(b.nbytes for b in buffers) >= getenv("PYTC_SPLIT_BYTES", 1 << 18) or self.work >= getenv("PYTC_SPLIT_WORK", 1 << 17)
+    big = sum(b.nbytes for b in buffers) >= flags.SPLIT_BYTES.value or self.work >= flags.SPLIT_WORK.value
     cores = self.cores if self.cores is not None else self.device.cores if big else 1
     slices = max(1, min(cores, self.device.cores, self.extent))
     return Kernargs([b.address for b in buffers] + [0, self.extent], slices)
@@ -162,7 +163,7 @@ class CPUAllocator(Allocator):
   host_memory = True
 
   def __init__(self) -> None:
-    self.pool_bytes: int = getenv("PYTC_FREE_POOL_BYTES", default_pool_bytes())
+    self.pool_bytes: int = default_pool_bytes() if (pool := flags.FREE_POOL_BYTES.value) is None else pool
     self._free_buffers: dict[int, list[CPUBuffer]] = {}
     self._freed_order: OrderedDict[CPUBuffer, None] = OrderedDict()  # the pooled buffers, freed longest ago first
     self._pooled, self._pool_lock = 0, threading.RLock()  # re-entrant: a garbage collection inside may free a buffer
@@ -273,7 +274,7 @@ class CPUQueue:
     the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
     try:
       if epoch == self.device.epoch and self.device.error is None:
-        self._run_packets(self._arguments(command_buffer, int(getenv("PYTC_WAIT_TIMEOUT", 30.0) * 1e9) if waits else 0))
+        self._run_packets(self._arguments(command_buffer, int(flags.WAIT_TIMEOUT.value * 1e9) if waits else 0))
     except QueueStop as stop: self._stopped(epoch, stop)
     finally:
       self._executing.release()

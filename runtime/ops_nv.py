@@ -41,7 +41,7 @@ from ctypes import byref, c_float, c_int, c_uint64, c_void_p
 
 import numpy as np
 
-from pytc.helpers import getenv
+from pytc import flags
 from pytc.runtime import cuda
 from pytc.runtime.cuda import CUDA_SUCCESS, CUDAError
 from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
@@ -232,7 +232,7 @@ class NVDevice(Compiled):
   def drain(self, what: str) -> None:
     """Wait until the stream ran everything queued (PYTC_WAIT_TIMEOUT at most: SignalTimeout naming `what` waited), then collect."""
     self.enter()
-    timeout = getenv("PYTC_WAIT_TIMEOUT", 30.0)
+    timeout = flags.WAIT_TIMEOUT.value
     deadline, spins = time.perf_counter() + timeout, 0
     while self.cu.cuStreamQuery(self.stream) != CUDA_SUCCESS:
       if time.perf_counter() > deadline:

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from mlir import ir
 from mlir.passmanager import PassManager
 
+from pytc import flags
 from pytc.compilers.host_llvm import Handle, HostCodeError, add_packed_entries, emit_object, mlir_capi
 from pytc.dialects.uop import _capsule_pointer
-from pytc.helpers import getenv
 from pytc.passes.common.attributes import KERNEL, WORK
 from pytc.runtime.target import usable_cores
 
@@ -47,8 +47,7 @@ mlir_capi.mlirOperationVerify.argtypes, mlir_capi.mlirOperationVerify.restype = 
 
 def compile_threads() -> int:
   """How many shares a module may be compiled in at once: PYTC_COMPILE_THREADS (at least 1), else the cores it may use."""
-  try: return max(1, getenv("PYTC_COMPILE_THREADS", usable_cores()))
-  except ValueError: raise ValueError(f"PYTC_COMPILE_THREADS is {os.environ['PYTC_COMPILE_THREADS']!r}, not a number of threads") from None
+  return max(1, usable_cores() if (threads := flags.COMPILE_THREADS.value) is None else threads)
 
 
 def object_files(module: ir.Module, folder: str, pipeline: str, threads: int | None = None, dump: str = "") -> list[str]:

@@ -11,6 +11,7 @@ import tarfile
 
 import numpy as np
 
+from pytc import flags
 from pytc.helpers import fetch
 from pytc.tensor import Tensor
 
@@ -26,7 +27,7 @@ class DatasetError(ValueError):
 
 def local_file(name: str, path: str | os.PathLike | None) -> bytes | None:
   """The bytes of `name` (or `name`.gz, gunzipped) in the dataset folder, None when there is no folder or no such file."""
-  if (folder := path or os.environ.get("PYTC_DATASETS")) is None: return None
+  if (folder := path or flags.DATASETS.value) is None: return None
   for candidate, opener in ((pathlib.Path(folder) / name, open), (pathlib.Path(folder) / f"{name}.gz", gzip.open)):
     if candidate.is_file():
       with opener(candidate, "rb") as f: return f.read()

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import os
 import struct
 import threading
 import time
 import weakref
 from typing import Any
 
+from pytc import flags
 from pytc.runtime.amd import pm4, sdma
 from pytc.runtime.amd.rdna3 import wave
 from pytc.runtime.amd.rdna3.memory import GlobalMemory
@@ -70,7 +70,7 @@ class Emulation:
 
 def executes_isa(family: int) -> bool:
   """Whether dispatches run the code object's machine code (gfx11 unless PYTC_AMD_MOCK=emulation) or its CPU emulation."""
-  mode = os.environ.get("PYTC_AMD_MOCK", "isa").strip().lower()
+  mode = flags.AMD_MOCK.value.strip().lower()
   if mode not in ("isa", "emulation"): raise ValueError(f"PYTC_AMD_MOCK={mode!r}: the MOCK executes 'isa' (the default) or 'emulation'")
   return family == pm4.GFX11 and mode == "isa"
 

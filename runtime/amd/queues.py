@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any
 
-from pytc.helpers import getenv
+from pytc import flags
 from pytc.runtime.amd import pm4, sdma
 from pytc.runtime.amd.gpu import Memory
 from pytc.runtime.hcq import Signal, SignalTimeout
@@ -127,7 +127,7 @@ class Ring:
     """Wait until `units` more fit behind what the GPU has not read yet (a GPU stuck on a wait never makes room)."""
     if self.put + units - self.read.value <= self.capacity: return
     self._kick()  # what is written so far goes to the GPU, which makes the room
-    deadline = time.perf_counter() + getenv("PYTC_WAIT_TIMEOUT", 30.0)
+    deadline = time.perf_counter() + flags.WAIT_TIMEOUT.value
     while self.put + units - self.read.value > self.capacity:
       if time.perf_counter() > deadline: raise SignalTimeout(f"the ring at {self.memory.address:#x} stayed full (the GPU stopped reading it)")
       time.sleep(0.0001)

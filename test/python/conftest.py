@@ -6,7 +6,6 @@ import os
 import pytest
 
 from pytc import Device
-from pytc.helpers import getenv
 
 os.environ.setdefault("PYTC_CHECK_FORMS", "1")
 
@@ -40,12 +39,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 def flags(monkeypatch, **values: str):
-  """Set pytc's environment flags (read through the cached getenv) for the length of a test."""
+  """Set pytc's environment flags (read live, pytc.flags) for the length of a test."""
   for name, value in values.items(): monkeypatch.setenv(name, value)
-  getenv.cache_clear()
   yield
   monkeypatch.undo()
-  getenv.cache_clear()
 
 
 @pytest.fixture

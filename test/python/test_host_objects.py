@@ -17,7 +17,6 @@ from pytc.compiler import context
 from pytc.compilers import cpu
 from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.compilers.host_objects import ObjectCodeError, _shares, compile_threads, object_files
-from pytc.helpers import getenv
 from pytc.runtime.target import usable_cores
 
 pytestmark = pytest.mark.skipif(not Device.DEFAULT.startswith("CPU"), reason="the CPU compiler's object code")
@@ -137,7 +136,6 @@ def test_kernel_functions_are_lowered_in_their_shares_with_the_ir_dumped_per_sha
 
 def test_without_the_setting_the_shares_are_the_cores_this_process_may_use(monkeypatch):
   monkeypatch.delenv("PYTC_COMPILE_THREADS", raising=False)
-  getenv.cache_clear()
   monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3}, raising=False)  # pinned to one core of many
   assert usable_cores() == 1 and compile_threads() == 1
   monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)

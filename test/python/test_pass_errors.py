@@ -8,7 +8,6 @@ from typing import Annotated
 import pytest
 from mlir import ir
 
-from pytc import helpers
 from pytc.compiler import CompileError, context, run_pipeline
 from pytc.passes import PASSES, Count, PassError, PipelineError, Within, pass_manager, register
 from pytc.pytc_opt import main
@@ -66,7 +65,7 @@ def test_internal_error_names_pass_op_and_frame(passes, graph_file, capsys):
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_debug_prints_the_traceback(passes, graph_file, capsys, monkeypatch, how):
   failing_pass(passes, "test-keyerror")
-  if how == "env": monkeypatch.setattr(helpers, "DEBUG", 1)
+  if how == "env": monkeypatch.setenv("DEBUG", "1")
   assert main([graph_file, "-test-keyerror"] + (["--debug"] if how == "flag" else [])) == 1
   err = capsys.readouterr().err
   assert "Traceback (most recent call last)" in err and "in run" in err and "in lookup" in err

@@ -216,7 +216,7 @@ def test_memory_stays_bounded_over_many_distinct_graphs(tmp_path):
 
 def test_the_structure_table_starts_afresh_when_full(monkeypatch):
   """Every distinct constant makes new structure keys; past the limit the table is cleared, and graphs seen before still compute."""
-  monkeypatch.setattr(graph, "STRUCTURE_LIMIT", 40)
+  monkeypatch.setenv("PYTC_STRUCTURE_CACHE", "40")
   x = Tensor(np.array([1.0, -2.0, 3.5], np.float32))
   for scale in range(1, 60):
     np.testing.assert_allclose((x * scale + 1).numpy(), x.numpy() * scale + 1)

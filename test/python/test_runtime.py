@@ -12,7 +12,6 @@ from mlir import ir
 from pytc.compiler import compile_kernels, context, schedule_graph
 from pytc.dtype import dtypes
 from pytc.graph import LazyOp, to_mlir
-from pytc.helpers import getenv
 from pytc.runtime import DeviceError, HWQueue, Signal, SignalTimeout
 from pytc.runtime._immediate import ExecutionLock, Immediate
 from pytc.runtime.hcq import Op, decode
@@ -211,15 +210,10 @@ def test_host_wait_times_out_with_a_clear_error():
 
 def test_queue_wait_timeout_stops_the_device(monkeypatch):
   monkeypatch.setenv("PYTC_WAIT_TIMEOUT", "0.05")
-  getenv.cache_clear()
-  try:
-    device = CPUDevice()
-    never, done = Signal(), device.new_signal()
-    device.queue().wait(never, 1).signal(done, 1).submit(device)
-    with pytest.raises(DeviceError, match="WAIT on signal .* timed out"): done.wait(1, timeout=10)
-  finally:
-    monkeypatch.undo()
-    getenv.cache_clear()
+  device = CPUDevice()
+  never, done = Signal(), device.new_signal()
+  device.queue().wait(never, 1).signal(done, 1).submit(device)
+  with pytest.raises(DeviceError, match="WAIT on signal .* timed out"): done.wait(1, timeout=10)
 
 
 def test_kernargs_layout():

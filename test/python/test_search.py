@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from pytc import Tensor, kernel_cache, realize, search
-from pytc.helpers import getenv
 from pytc.passes.common.attributes import TUNE
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -26,10 +25,8 @@ def cache(tmp_path, monkeypatch):
 def searching(monkeypatch, cache):
   monkeypatch.setenv("PYTC_SEARCH", "1")
   monkeypatch.setenv("PYTC_SEARCH_BUDGET", "3")
-  getenv.cache_clear()
   yield cache
   monkeypatch.undo()
-  getenv.cache_clear()
 
 
 def matmul(m: int, k: int, n: int, seed: int = 0) -> tuple[Tensor, np.ndarray]:
