@@ -344,7 +344,8 @@ def UOp_LaunchOp : UOp_Op<"launch", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "run the kernel function `kernel` on buffers";
   let description = [{
-    The first buffer is the one the kernel writes. `kernel` is a `func.func`
+    The first buffer is the one the kernel writes (the first `pytc.writes`
+    ones for a kernel of several stores, pytc-merge-kernels). `kernel` is a `func.func`
     taking the buffers' types; once lowered (`pytc.extent`), it takes each
     buffer as its storage (i1 as bytes, an empty buffer as 1-D) and then the
     [begin, end) of its parallel extent as two `index` arguments.

@@ -17,13 +17,13 @@ from pytc.estimate import kernel_ops
 from pytc.helpers import DEBUG, dump_folder
 from pytc.passes import checking_every_pass, pass_manager
 from pytc.passes.common.analysis import read_where_written
-from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE
+from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE, WRITES
 from pytc.passes.common.devices import argument_devices
 from pytc.runtime.device import Binary, Compiled, Program
 from pytc.search import tune
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
-                     "pytc-bufferize, pytc-split-kernels, pytc-schedule, canonicalize, cse)")
+                     "pytc-bufferize, pytc-split-kernels, pytc-merge-kernels, pytc-schedule, canonicalize, cse)")
 
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}  # an element type as MLIR spells it (a temporary's) -> its dtype
@@ -43,11 +43,12 @@ def context() -> ir.Context:
 @dataclass(frozen=True)
 class Launch:
   """One step of a schedule: a kernel launch, or a transfer between devices when `kernel` is None. Each argument is
-  ("input" | "output" | "temp", position), the first the buffer it writes; `device` is where that buffer is (and so where
-  a kernel runs), None for the graph's own device."""
+  ("input" | "output" | "temp", position), the first `writes` the buffers it writes; `device` is where those are (and so
+  where a kernel runs), None for the graph's own device."""
   kernel: str | None
   args: tuple[tuple[str, int], ...]
   device: str | None = None
+  writes: int = 1
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,7 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
       temporaries.append(Temporary(tuple(memref.shape), str(memref.element_type), devices[op.results[0]]))
     elif isinstance(op, uop.LaunchOp | uop.TransferOp):
       kernel = op.kernel.value if isinstance(op, uop.LaunchOp) else None
-      launches.append(Launch(kernel, tuple(names[v] for v in op.operands), devices[op.operands[0]]))
+      launches.append(Launch(kernel, tuple(names[v] for v in op.operands), devices[op.operands[0]], WRITES.get(op, 1)))
     elif isinstance(op, uop.SinkOp): outputs = tuple(names[v][1] for v in op.operands)
   return tuple(launches), tuple(temporaries), outputs
 
@@ -161,7 +162,8 @@ def in_place_outputs(launches: tuple[Launch, ...], kernels: ir.Module, wanted: l
   marked IN_PLACE, so its lowering writes each element once and gives up exclusive access to those buffers)."""
   writers: dict[int, list[int]] = {}
   for n, launch in enumerate(launches):
-    if launch.args[0][0] == "output": writers.setdefault(launch.args[0][1], []).append(n)
+    for role, slot in launch.args[:launch.writes]:
+      if role == "output": writers.setdefault(slot, []).append(n)
   functions = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in kernels.body.operations if "sym_name" in op.attributes}
   allowed = set()
   for slot, source in wanted:

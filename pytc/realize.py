@@ -73,9 +73,9 @@ def print_steps(scheduled: Schedule, home: str) -> None:
   """The schedule's steps in order, each with the device where it writes: kernels, and transfers between devices; what they
   write and read ("output 0", "temp 1", ...)."""
   for number, launch in enumerate(scheduled.launches):
-    written, *read = (f"{role} {i}" for role, i in launch.args)
+    written, read = ([f"{role} {i}" for role, i in args] for args in (launch.args[:launch.writes], launch.args[launch.writes:]))
     what = "transfer" if launch.kernel is None else launch.kernel
-    print(f"step {number:3d}: {what:<20} on {launch.device or home}: writes {written}, reads {', '.join(read) or 'nothing'}")
+    print(f"step {number:3d}: {what:<20} on {launch.device or home}: writes {', '.join(written)}, reads {', '.join(read) or 'nothing'}")
 
 
 def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> list[LazyOp]:
@@ -159,7 +159,8 @@ def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, pro
   or a transfer."""
   device = launch.device or home
   if launch.kernel is None: return Step(devices[device], None, (buffers[0].raw, buffers[1].raw), Device[buffers[1].device])
-  return Step(devices[device], programs[device].kernels[launch.kernel], tuple(b.raw for b in buffers), ops=kernel_ops[launch.kernel])
+  return Step(devices[device], programs[device].kernels[launch.kernel], tuple(b.raw for b in buffers), ops=kernel_ops[launch.kernel],
+              writes=launch.writes)
 
 
 def kernels_by_device(launches: tuple[Launch, ...], home: str) -> dict[str, frozenset[str]]:

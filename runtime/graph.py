@@ -42,13 +42,14 @@ Place = tuple[Any, str] | None  # (device, queue), None for the host
 @dataclass(frozen=True)
 class Step:
   """`kernel` (a loaded Kernel) over `buffers` on `device`; or, without a kernel, a copy of buffers[1] (memory of `source`)
-  into buffers[0] (of `device`). Buffers are raw device buffers (`address`, `nbytes`); the first is the one written. `ops`:
-  the arithmetic a kernel does (pytc.estimate)."""
+  into buffers[0] (of `device`). Buffers are raw device buffers (`address`, `nbytes`); the first `writes` are the ones
+  written. `ops`: the arithmetic a kernel does (pytc.estimate)."""
   device: Any
   kernel: Any | None
   buffers: tuple[Any, ...]
   source: Any | None = None
   ops: int = 0
+  writes: int = 1
 
 
 @dataclass(slots=True)
@@ -56,7 +57,7 @@ class Node:
   """One thing to do at one place: encode into its queue (`encode(queue)`) or, on the host, run (`encode(None)`)."""
   place: Place
   encode: Callable[[Any], None]
-  writes: int
+  writes: tuple[int, ...]
   reads: tuple[int, ...]
   step: int
   what: str
@@ -115,7 +116,8 @@ class CommandGraph:
     if (kernel := step.kernel) is not None:
       self.kernel_args.append(args := kernel.args(list(step.buffers)))
       launch = lambda queue: self._launch(queue, number, device, kernel, args)  # noqa: E731
-      return [Node((device, COMPUTE), launch, id(first), tuple(map(id, step.buffers[1:])), number, step.kernel.name)]
+      written, read = step.buffers[:step.writes], step.buffers[step.writes:]
+      return [Node((device, COMPUTE), launch, tuple(map(id, written)), tuple(map(id, read)), number, step.kernel.name)]
     source, second = step.source, step.buffers[1]
     nbytes, kind = min(first.nbytes, second.nbytes), how_copied(step)
     if DEBUG >= 2: print(f"*** {device.name:<6} copy {nbytes} bytes from {source.name} ({kind})")
@@ -123,17 +125,17 @@ class CommandGraph:
     what = f"copy {nbytes} bytes from {source.name}"
     if kind in ("peer to peer", "host memory"):
       place = (device, COPY if kind == "peer to peer" else COMPUTE)
-      return [Node(place, _copy(first.address, second.address, nbytes), id(first), (id(second),), number, what)]
+      return [Node(place, _copy(first.address, second.address, nbytes), (id(first),), (id(second),), number, what)]
     if kind == "through the host":
-      return [Node(None, lambda _: _through_host(device, first, source, second), id(first), (id(second),), number, what + " through host bytes")]
+      return [Node(None, lambda _: _through_host(device, first, source, second), (id(first),), (id(second),), number, what + " through host bytes")]
     owner = device if device.copy_queue() is not None else source
     staging = owner.allocator.staging(nbytes)
     weakref.finalize(self, owner.allocator.free_staging, staging)
     if owner is device:  # host memory -> the host fills the staging memory -> the device's copy queue
-      return [Node(None, _copy(staging.address, second.address, nbytes), id(staging), (id(second),), number, f"{what} into staging"),
-              Node((device, COPY), _copy(first.address, staging.address, nbytes), id(first), (id(staging),), number, f"{what} from staging")]
-    return [Node((source, COPY), _copy(staging.address, second.address, nbytes), id(staging), (id(second),), number, f"{what} into staging"),
-            Node((device, COMPUTE), _copy(first.address, staging.address, nbytes), id(first), (id(staging),), number, f"{what} from staging")]
+      return [Node(None, _copy(staging.address, second.address, nbytes), (id(staging),), (id(second),), number, f"{what} into staging"),
+              Node((device, COPY), _copy(first.address, staging.address, nbytes), (id(first),), (id(staging),), number, f"{what} from staging")]
+    return [Node((source, COPY), _copy(staging.address, second.address, nbytes), (id(staging),), (id(second),), number, f"{what} into staging"),
+            Node((device, COMPUTE), _copy(first.address, staging.address, nbytes), (id(first),), (id(staging),), number, f"{what} from staging")]
 
   def _launch(self, queue: Any, number: int, device: Any, kernel: Any, args: Any) -> None:
     if self.timed:
@@ -269,7 +271,7 @@ def _dependencies(nodes: list[Node]) -> None:
   writer: dict[int, int] = {}
   readers: dict[int, list[int]] = {}
   for i, node in enumerate(nodes):
-    conflicts = [writer[b] for b in (*node.reads, node.writes) if b in writer] + readers.get(node.writes, [])
+    conflicts = [writer[b] for b in (*node.reads, *node.writes) if b in writer] + [j for b in node.writes for j in readers.get(b, [])]
     latest: dict[Place, int] = {}
     for j in conflicts:
       if nodes[j].place != node.place or node.place is None: latest[nodes[j].place] = max(latest.get(nodes[j].place, -1), j)
@@ -279,7 +281,7 @@ def _dependencies(nodes: list[Node]) -> None:
       in_queue = node.place is not None and (node.place[0] is place[0] or node.place[0].polls_host_signals)
       node.waits.append((j, not in_queue))
     for b in node.reads: readers.setdefault(b, []).append(i)
-    writer[node.writes], readers[node.writes] = i, []
+    for b in node.writes: writer[b], readers[b] = i, []
   for i, node in enumerate(nodes):  # each device's compute queue waits at the end for its other queues' last step
     if node.place is not None and node.place[1] != COMPUTE and i == max(j for j, n in enumerate(nodes) if n.place == node.place): node.signals = True
 

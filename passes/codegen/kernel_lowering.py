@@ -119,6 +119,7 @@ class KernelLowering:
     self.scopes: list[dict[ir.Value, ir.Value]] = [dict(params)]
     self.index = ir.IndexType.get()
     self.math_library = True  # False: the target links no math library (lower_scalar)
+    self.siblings: list[uop.StoreOp] = []  # the kernel's stores besides the one its uop.end closes (pytc-merge-kernels)
 
   def lookup(self, value: ir.Value) -> ir.Value | None:
     for scope in reversed(self.scopes):
@@ -269,5 +270,12 @@ class KernelLowering:
       scf.YieldOp([])
 
   def store(self, op: uop.StoreOp) -> None:
+    """The store `op` and its siblings (a merged kernel's other stores, at the same element): every value is computed
+    before any is stored, as one may read in place an element another writes."""
+    stores = [op, *self.siblings]
+    for each in stores: self.emit(each.value)
+    for each in stores: self.store_one(each)
+
+  def store_one(self, op: uop.StoreOp) -> None:
     if is_empty(op.dst.type): return
     memref.store(store(op.value.type, self.emit(op.value)), self.emit(op.dst), [self.emit(i) for i in op.indices])

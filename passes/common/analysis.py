@@ -31,6 +31,12 @@ def kernel_end(kernel: ir.Operation) -> uop.EndOp:
   return next(op for op in kernel.regions[0].blocks[0].operations if isinstance(op, uop.EndOp))
 
 
+def sibling_stores(kernel: ir.Operation) -> list[uop.StoreOp]:
+  """A merged kernel's stores besides the one its `uop.end` closes (pytc-merge-kernels): into other buffers, at the same element."""
+  closed = kernel_end(kernel).src.owner.operation
+  return [op for op in kernel.regions[0].blocks[0].operations if isinstance(op, uop.StoreOp) and op.operation != closed]
+
+
 def defining(value: ir.Value, kind: type[ir.OpView]) -> ir.OpView | None:
   """The op of class `kind` that computes `value`, or None if another op (or none) does."""
   return None if isinstance(value, ir.BlockArgument) or not isinstance(value.owner, kind) else value.owner
@@ -105,13 +111,14 @@ def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:
 
 
 def read_where_written(kernel: ir.Operation) -> frozenset[int]:
-  """The buffer arguments (by position) that a kernel reads only at the element its one store writes into its first
-  argument, unmasked and of the same type: the ones that may be that argument itself (an assign computed in place)."""
-  parameters = kernel.regions[0].blocks[0].arguments
+  """The buffer arguments (by position) that a kernel reads only at the element its stores write into its first
+  arguments, unmasked and of the type of one of those: the ones that may be an output itself (an assign computed in place)."""
+  parameters = list(kernel.regions[0].blocks[0].arguments)
   stores = [op.opview for op in kernel.regions[0].blocks[0].operations if isinstance(op.opview, uop.StoreOp)]
-  if len(stores) != 1 or stores[0].dst != parameters[0]: return frozenset()
-  at = list(stores[0].indices)
+  if [store.dst for store in stores] != parameters[:len(stores)] or any(list(s.indices) != list(stores[0].indices) for s in stores):
+    return frozenset()
+  at, written = list(stores[0].indices), [p.type for p in parameters[:len(stores)]]
   def at_the_store(value: ir.Value) -> bool:
     return all(isinstance(use.owner.opview, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == at
                for use in value.uses)
-  return frozenset(k for k, value in enumerate(parameters[1:], 1) if value.type == parameters[0].type and at_the_store(value))
+  return frozenset(k for k, value in enumerate(parameters[len(stores):], len(stores)) if value.type in written and at_the_store(value))

@@ -195,6 +195,11 @@ PEAK_BYTES = declare(Attribute(
   "the most temporary bytes live at once in the scheduled graph", _graph, "graph functions"))
 
 
+WRITES = declare(Attribute(
+  "pytc.writes", uop.LaunchOp.OPERATION_NAME, I64(Within(2)), ("pytc-merge-kernels",), ("pytc-schedule", "pytc/compiler.py"),
+  "the launch writes its first this many buffers (absent: the first only), one per store of its kernel"))
+
+
 ELSEWHERE = "the device it lives on, when not the graph's own (a graph argument's is an argument attribute of that name)"
 GRAPH_DEVICE = declare(Attribute(
   "uop.device", FUNC, Text(), ("pytc (the frontend)",), ("pytc-rangeify", "pytc-bufferize"),

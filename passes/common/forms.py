@@ -7,7 +7,8 @@ a kernel function (`attributes {pytc.kernel}`) goes index-level (pytc-split-kern
 function of the module is classified by the ops it holds and one in another form is an error at the op that
 shows its form, naming the passes to run first (or the pass the function is already past). Functions with no
 uop op (declarations, helpers) are in every form. Kernels a pass takes must be well formed: one store closed by
-one `uop.end` over its loop ranges, and no index provably outside its buffer (bounds from symbolic.py).
+one `uop.end` over its loop ranges (with the sibling stores pytc-merge-kernels adds: each into another buffer, at the
+same element), and no index provably outside its buffer (bounds from symbolic.py).
 """
 from __future__ import annotations
 
@@ -164,8 +165,8 @@ def nested_uop(ops: list[ir.OpView]) -> ir.Operation | None:
 
 
 def check_kernel(fn: ir.OpView, ops: list[ir.OpView], names: list[str], argument: str) -> None:
-  """A kernel (its `ops`, named `names`) is one store closed by one uop.end over the loop ranges it uses, reads and
-  writes inside its buffers."""
+  """A kernel (its `ops`, named `names`) is one store closed by one uop.end over the loop ranges it uses (and sibling
+  stores into other buffers at the same element), reads and writes inside its buffers."""
   name, named = symbol(fn), {}
   for op, kind in zip(ops, names): named.setdefault(kind, []).append(op)
   if misplaced := [op for kind in NOT_IN_KERNELS for op in named.get(kind, [])]:
@@ -176,9 +177,12 @@ def check_kernel(fn: ir.OpView, ops: list[ir.OpView], names: list[str], argument
                                                   "`uop.end %stored over (%loop ranges)`")
   if len(ends) != 1: raise PassError(fn.location, f"{argument}: kernel {name} needs exactly one uop.end")
   end = ends[0]  # the uop verifier makes it close a uop.store over uop.range loops
-  for store in stores:
-    if store.operation != end.operands[0].owner:
-      raise PassError(store.location, f"{argument}: this uop.store is not closed by the uop.end of kernel {name} (a kernel is one store)")
+  closed = end.operands[0].owner.opview
+  for store in (op.operation.opview for op in stores):
+    sibling = store.dst != closed.dst and list(store.indices) == list(closed.indices)
+    if store.operation != closed.operation and not sibling:
+      raise PassError(store.location, f"{argument}: this uop.store is not closed by the uop.end of kernel {name}, nor a sibling "
+                                      "of the one it closes (into another buffer, at the same indices)")
   loops = set(list(end.operands)[1:])
   reduced = {r for op in named.get(uop.RangeReduceOp.OPERATION_NAME, []) for r in list(op.operands)[1:]}
   for op in named.get(uop.RangeOp.OPERATION_NAME, []):

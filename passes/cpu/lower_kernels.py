@@ -18,7 +18,7 @@ from mlir.dialects import func
 from pytc.dialects import uop
 from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, parallel_over, storage_memref
-from pytc.passes.common.analysis import read_where_written, top_level_reductions
+from pytc.passes.common.analysis import read_where_written, sibling_stores, top_level_reductions
 from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, WORK, LoopOrder
 from pytc.passes.cpu.lower_vector import VectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
 
@@ -82,6 +82,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   if blocked and aliased and overlapping_blocks(kernel.operation, loops):
     tile = None  # an output that may be an input's buffer is written once: computing an element again would read it changed
   lowering = VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"]) if tile else KernelLowering(dict(zip(params, entry.arguments)))
+  lowering.siblings = sibling_stores(kernel.operation)
   body = lower_scalar_body if not tile or not blocked else lower_across_body if tile.get("across") else lower_vector_body
   with ir.InsertionPoint(entry):
     extent = body(kernel.operation, lowering, stored, loops, entry, bounds)
@@ -91,7 +92,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
   # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing, unless
   # it computes an assign in place (IN_PLACE): an input read only where it writes may then be the buffer it writes.
   noalias, plain = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()}), ir.DictAttr.get({})
-  may_alias = aliased | ({0} if aliased else set())
+  may_alias = aliased | (set(range(1 + len(lowering.siblings))) if aliased else set())  # the outputs too
   lowered.arg_attrs = ir.ArrayAttr.get([plain if k in may_alias else noalias for k in range(len(params))] + [plain] * len(slice_types))
   EXTENT.set(lowered, extent)
   WORK.set(lowered, steps(stored, loops))

@@ -353,10 +353,10 @@ class VectorLowering(KernelLowering):
         self.collapsed[buffer] = memref.collapse_shape(view, buffer, [[d] for d in range(rank - 1)] + [list(range(rank - 1, len(shape)))])
     return self.collapsed[buffer], indices[:rank]
 
-  def store(self, op: uop.StoreOp) -> None:
+  def store_one(self, op: uop.StoreOp) -> None:
     if is_empty(op.dst.type): return
     indices = list(op.indices)
-    if all(is_uniform(self.emit(v)) for v in [op.value, *indices]): return super().store(op)  # one element (scalar loops: `across`)
+    if all(is_uniform(self.emit(v)) for v in [op.value, *indices]): return super().store_one(op)  # one element (scalar loops: `across`)
     lanes = self.vector(self.emit(op.value))
     buffer, positions = self.without_unit_tail(self.emit(op.dst), [self.emit(i) for i in indices])
     stored = store(op.value.type, lanes)

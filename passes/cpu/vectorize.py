@@ -55,7 +55,7 @@ from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.codegen.scalar import is_float, width
-from pytc.passes.common.analysis import computation, free_ranges, kernel_end, top_level_reductions, unchanging, uses_any, weight
+from pytc.passes.common.analysis import computation, free_ranges, kernel_end, sibling_stores, top_level_reductions, unchanging, uses_any, weight
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
 from pytc.passes.common.uops import reduce_kind
 
@@ -328,6 +328,10 @@ def choose_tile(kernel: ir.Operation, lanes: int, rows: int, vectors: int, group
   if not loops: return None
   store = end.src.owner
   if isinstance(store.value, ir.BlockArgument): return None
+  if siblings := sibling_stores(kernel):  # a merged (elementwise) kernel: vectors along its rows where every store streams
+    lanes = fitted_lanes(range_size(loops[-1]), lanes)
+    tiles = [choose_stream(s, loops, lanes, vectors) for s in [store, *siblings]] if range_size(loops[-1]) >= lanes else [None]
+    return tiles[0] if all(t is not None and "transpose" not in t for t in tiles) else None
   reductions = top_level_reductions(store.value)
   j = loops[-1]
   wide = along_range(loops, reductions, lanes) if allow_pack is not False else None

@@ -73,7 +73,7 @@ from pytc.helpers import DEBUG
 from pytc.passes import Limit, Within, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, combine, reduce_identity, storage_memref, widen, widened_product
 from pytc.passes.codegen.scalar import constant, load, storage_type, store
-from pytc.passes.common.analysis import computation, defining, free_ranges, kernel_end
+from pytc.passes.common.analysis import computation, defining, free_ranges, kernel_end, sibling_stores
 from pytc.passes.common.attributes import GPU, KERNEL
 from pytc.passes.common.forms import body
 from pytc.passes.common.uops import reduce_kind
@@ -386,8 +386,9 @@ def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, gr
   total, rows = prod(range_size(r) for r in ranges), kernel_rows(stored, ranges)
   mm = matmul_shape(stored, ranges) if total and tile and tile * tile <= local_size else None
   tiled = Mapping(total, tile * tile, 1, reduce=range_size(mm.k), tile=tile, tiles=mm.tiles(tile)) if mm else None
-  mapping = (choose_grouped(total, rows, local_size, group_reduce) or tiled
-             or choose_mapping(total, local_size, outputs_per_thread, vector_lanes(stored, ranges, vector_bytes)))
+  siblings = sibling_stores(kernel.operation)
+  lanes = min(vector_lanes(store, ranges, vector_bytes) for store in [stored, *siblings])
+  mapping = (choose_grouped(total, rows, local_size, group_reduce) or tiled or choose_mapping(total, local_size, outputs_per_thread, lanes))
   params = list(kernel.entry_block.arguments)
   inputs, workgroup = [storage_memref(p.type) for p in params], ir.Attribute.parse(WORKGROUP)
   shared = [ir.MemRefType.get([mapping.local], storage_type(r.result.type), memory_space=workgroup) for r in rows.reductions] if mapping.group else []
@@ -402,7 +403,7 @@ def map_kernel(kernel: func.FuncOp, local_size: int, outputs_per_thread: int, gr
       entry = mapped.body.blocks.append(*inputs, *shared, arg_locs=[mapped.location] * (len(inputs) + len(shared)))
     with ir.InsertionPoint(entry):
       lowering = thread_lowering(dict(zip(params, entry.arguments)), mapping, ranges)
-      lowering.math_library = math_library
+      lowering.math_library, lowering.siblings = math_library, siblings
       if mapping.group: grouped_body(lowering, stored, rows, mapping, list(entry.arguments)[len(inputs):])
       elif mapping.tile: tiled_body(lowering, stored, mm, tile, list(entry.arguments)[len(inputs):])
       elif mapping.total: thread_body(lowering, stored, ranges, mapping)

@@ -3,7 +3,8 @@
 Launches are ordered topologically by their buffer dependencies as the graph states them:
 read-after-write (a kernel runs after the kernels that write what it reads) and write-after-read
 (a kernel that overwrites a buffer waits for that buffer's earlier readers); among ready launches
-the earliest in the graph goes first. The first argument of a launch (and of a transfer) is the buffer it writes.
+the earliest in the graph goes first. The first argument of a launch (its first `pytc.writes`) and of a transfer is the
+buffer it writes.
 
 Temporaries (`uop.buffer`) are then planned: walking the launches in order, a temporary whose
 first use comes after another of the same type on the same device has had its last use takes over that buffer.
@@ -17,8 +18,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from pytc.dialects import uop
-from pytc.passes import functions_with, register
-from pytc.passes.common.attributes import BUFFER_DEVICE, BUFFERS, KERNELS, PEAK_BYTES
+from pytc.passes import PassError, functions_with, register
+from pytc.passes.common.attributes import BUFFER_DEVICE, BUFFERS, KERNELS, PEAK_BYTES, WRITES
 from pytc.passes.common.uops import defined_by
 
 
@@ -29,11 +30,11 @@ def ordered(launches: list[ir.Operation]) -> list[ir.Operation]:
   readers: dict[ir.Value, list[int]] = {}
   waits_for: list[set[int]] = []
   for j, launch in enumerate(launches):
-    written, *read = launch.operands
-    after = {writer[b] for b in read if b in writer} | set(readers.pop(written, []))
-    if written in writer: after.add(writer[written])
+    written, read = list(launch.operands)[:WRITES.get(launch, 1)], list(launch.operands)[WRITES.get(launch, 1):]
+    after = {writer[b] for b in read if b in writer}
+    for b in written: after |= set(readers.pop(b, [])) | ({writer[b]} if b in writer else set())
     waits_for.append(after)
-    writer[written] = j
+    for b in written: writer[b] = j
     for b in read: readers.setdefault(b, []).append(j)
   unblocks: dict[int, list[int]] = {}
   for j, after in enumerate(waits_for):
@@ -91,6 +92,8 @@ def plan_memory(launches: list[ir.Operation]) -> tuple[int, int]:
 def schedule(graph: ir.Operation, report: bool) -> None:
   block = graph.regions[0].blocks[0]
   launches = [op.operation for op in block.operations if isinstance(op, (uop.LaunchOp, uop.TransferOp))]
+  if wrong := next((op for op in launches if WRITES.get(op, 1) > len(op.operands)), None):
+    raise PassError(wrong.location, f"pytc-schedule: this launch writes its first {WRITES.get(wrong)} buffers, but it has {len(wrong.operands)}")
   if not launches: return
   order = ordered(launches)
   end = next(op.operation for op in block.operations if isinstance(op, (uop.SinkOp, func.ReturnOp)))

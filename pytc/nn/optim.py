@@ -143,7 +143,7 @@ def lamb_step(b1_t: Tensor, b2_t: Tensor, *state: Tensor, lr: float | Tensor, b1
   new_b1_t, new_b2_t = b1_t * b1, b2_t * b2
   result = [new_b1_t, new_b2_t]
   for w, g, m, v in zip(state[:n], state[n:2 * n], state[2 * n:3 * n], state[3 * n:]):
-    m_scale, v_scale = (1 - new_b1_t).to(m.device), (1 - new_b2_t).to(v.device)  # the moments' bias corrections
+    m_scale, v_scale = (1 - new_b1_t).to(m.device).reshape(()), (1 - new_b2_t).to(v.device).reshape(())  # the bias corrections, scalars
     result += lamb_update(w.detach(), g.detach(), m, v, m_scale, v_scale, lr, b1, b2, eps, weight_decay, adam)
   return tuple(result)
 

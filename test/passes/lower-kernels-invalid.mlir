@@ -64,12 +64,13 @@ func.func @no_end(%out: memref<4xf32>, %in: memref<4xf32>) attributes {pytc.kern
 
 // -----
 
-// A second store in a kernel that its uop.end does not close.
+// A second store in a kernel that its uop.end does not close, at another element than the one it closes: no sibling.
 func.func @two_stores(%out: memref<4xf32>, %copy: memref<4xf32>, %in: memref<4xf32>) attributes {pytc.kernel} {
   %i = uop.range loop 4 id 0
+  %c0 = arith.constant 0 : index
   %x = uop.index %in[%i] : memref<4xf32>
-  // expected-error @+1 {{pytc-lower-kernels: this uop.store is not closed by the uop.end of kernel @two_stores}}
-  %w2 = uop.store %x, %copy[%i] : memref<4xf32>
+  // expected-error @+1 {{pytc-lower-kernels: this uop.store is not closed by the uop.end of kernel @two_stores, nor a sibling of the one it closes}}
+  %w2 = uop.store %x, %copy[%c0] : memref<4xf32>
   %w = uop.store %x, %out[%i] : memref<4xf32>
   %e = uop.end %w over (%i) : memref<4xf32>
   return

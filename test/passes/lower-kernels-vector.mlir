@@ -629,3 +629,25 @@ func.func @stack_last(%out: memref<3x12x2xf32>, %a: memref<3x12xf32>, %b: memref
   %e = uop.end %w over(%i, %j, %q) : memref<3x12x2xf32>
   return
 }
+
+// -----
+
+// A merged kernel streamed along its row: per block, both values as vectors, then both vector stores at the block's start.
+// CHECK-LABEL: func.func @sibling_vectors(
+// CHECK-SAME: %[[NEG:[a-z0-9]+]]: memref<64xf32> {llvm.noalias}, %[[TWICE:[a-z0-9]+]]: memref<64xf32> {llvm.noalias}, %[[IN:[a-z0-9]+]]: memref<64xf32> {llvm.noalias}
+// CHECK: %[[X:.*]] = vector.load %[[IN]][%[[AT:.*]]] : memref<64xf32>, vector<16xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[X]] : vector<16xf32>
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[X]], %[[X]] : vector<16xf32>
+// CHECK-NEXT: vector.store %[[N]], %[[NEG]][%[[AT]]] {{.*}}: memref<64xf32>, vector<16xf32>
+// CHECK-NEXT: vector.store %[[T]], %[[TWICE]][%[[AT]]] {{.*}}: memref<64xf32>, vector<16xf32>
+func.func @sibling_vectors(%neg: memref<64xf32>, %twice: memref<64xf32>, %in: memref<64xf32>) attributes {pytc.kernel,
+    pytc.vector = {group = 1 : i64, lanes = 16 : i64, pack = 0 : i64, rows = 1 : i64, stream = 1 : i64, unroll = 0 : i64, upcast = -1 : i64, vectors = 1 : i64}} {
+  %i = uop.range loop 64 id 0
+  %x = uop.index %in[%i] : memref<64xf32>
+  %n = uop.neg %x : f32
+  %s = uop.store %n, %neg[%i] : memref<64xf32>
+  %e = uop.end %s over(%i) : memref<64xf32>
+  %t = uop.add %x, %x : f32
+  %s2 = uop.store %t, %twice[%i] : memref<64xf32>
+  return
+}

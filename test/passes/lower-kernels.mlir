@@ -439,3 +439,28 @@ func.func @sum_exp_minus_max(%out: memref<4xf32>, %x: memref<4x8xf32>) attribute
   %end = uop.end %w over(%i) : memref<4xf32>
   return
 }
+
+// -----
+
+// A merged kernel (pytc-merge-kernels): the store its uop.end closes and a sibling store into another buffer at the same
+// element, in one loop. Both values are computed before either is stored; marked in place, the outputs and the input read
+// where they are written keep no llvm.noalias.
+// CHECK-LABEL: func.func @siblings(
+// CHECK-SAME: %[[NEG:[a-z0-9]+]]: memref<6xf32>, %[[TWICE:[a-z0-9]+]]: memref<6xf32>, %[[IN:[a-z0-9]+]]: memref<6xf32>, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index) attributes {pytc.extent = 6 : i64, pytc.kernel, pytc.work = 6 : i64}
+// CHECK: scf.parallel (%[[I:.*]]) =
+// CHECK-NEXT: %[[X:.*]] = memref.load %[[IN]][%[[I]]] : memref<6xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.addf %[[X]], %[[X]] : f32
+// CHECK-NEXT: memref.store %[[N]], %[[NEG]][%[[I]]] : memref<6xf32>
+// CHECK-NEXT: memref.store %[[T]], %[[TWICE]][%[[I]]] : memref<6xf32>
+// CHECK-NEXT: scf.reduce
+func.func @siblings(%neg: memref<6xf32>, %twice: memref<6xf32>, %in: memref<6xf32>) attributes {pytc.kernel, pytc.in_place} {
+  %i = uop.range loop 6 id 0
+  %x = uop.index %in[%i] : memref<6xf32>
+  %n = uop.neg %x : f32
+  %s = uop.store %n, %neg[%i] : memref<6xf32>
+  %e = uop.end %s over(%i) : memref<6xf32>
+  %t = uop.add %x, %x : f32
+  %s2 = uop.store %t, %twice[%i] : memref<6xf32>
+  return
+}

@@ -6,6 +6,7 @@
 // CHECK-NEXT: pytc-gpu-emulate {{.+}}
 // CHECK-NEXT: pytc-gpu-map {{.+}}
 // CHECK-NEXT: pytc-lower-kernels {{.+}}
+// CHECK-NEXT: pytc-merge-kernels {{.+}}
 // CHECK-NEXT: pytc-merge-ranges {{.+}}
 // CHECK-NEXT: pytc-order-loops {{.+}}
 // CHECK-NEXT: pytc-rangeify {{.+}}

@@ -61,6 +61,14 @@ def rangeified(bufferize_attrs: str, range_attrs: str = "") -> str:
           "  uop.sink %out : tensor<4xf32>\n  return\n}\n")
 
 
+def launches(attrs: str) -> str:
+  """A graph split into a launch of a kernel that writes two buffers."""
+  return ("func.func private @k(memref<4xf32>, memref<4xf32>, memref<4xf32>) attributes {pytc.kernel}\n"
+          "func.func @g(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<4xf32>) {\n"
+          f"  uop.launch @k(%b, %c, %a) {{{attrs}}} : memref<4xf32>, memref<4xf32>, memref<4xf32>\n"
+          "  uop.sink %b, %c : memref<4xf32>, memref<4xf32>\n  return\n}\n")
+
+
 # (attribute, input): each declared attribute well formed.
 WELL_FORMED = [
   ("pytc.kernel", declaration("pytc.kernel")),
@@ -83,6 +91,7 @@ WELL_FORMED = [
   ("pytc.gpu", gpu_kernel("pytc.gpu = {grid = 0 : i64, local = 32 : i64, outputs = 1 : i64, total = 0 : i64}")),
   ("uop.device", declaration('uop.device = "AMD:1"')),
   ("uop.device", rangeified('reason = "copy", uop.device = "AMD:1"')),
+  ("pytc.writes", launches("pytc.writes = 2 : i64")),
 ]
 
 # (attribute, input, the op the error is at, message): malformed values, wrong ops, undeclared names.
@@ -148,6 +157,9 @@ REJECTED = [
   ("uop.device", kernel('uop.device = "AMD"'), "func.func", "uop.device belongs on graph functions, not on this func.func"),
   ("uop.device", tensor_graph(neg_attrs='uop.device = "AMD"'), "uop.neg",
    "uop.device belongs on func.func or uop.bufferize or uop.buffer, not on uop.neg"),
+  ("pytc.writes", launches("pytc.writes = 1 : i64"), "uop.launch", "malformed pytc.writes on uop.launch: 1 is not an integer >= 2"),
+  ("pytc.writes", launches("pytc.writes = 4 : i64"), "uop.launch", "this launch writes its first 4 buffers, but it has 3"),
+  ("pytc.writes", declaration("pytc.writes = 2 : i64"), "func.func", "pytc.writes belongs on uop.launch, not on func.func"),
   ("pytc.foo", declaration("pytc.foo"), "func.func", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", tensor_graph(neg_attrs="pytc.foo = 1 : i64"), "uop.neg", "pytc.foo is not an attribute pytc declares"),
   ("pytc.foo", rangeified('reason = "output", pytc.foo'), "uop.bufferize", "pytc.foo is not an attribute pytc declares"),
@@ -155,9 +167,9 @@ REJECTED = [
 
 
 def pass_for(source: str) -> str:
-  """A pytc pass that takes `source`'s form: pytc-fuse for a rangeified graph, pytc-split-reduce for the rest (a tensor-level
-  graph, declarations). Both check the attributes first, as every pytc pass does."""
-  return "pytc-fuse" if "uop.bufferize" in source else "pytc-split-reduce"
+  """A pytc pass that takes `source`'s form: pytc-fuse for a rangeified graph, pytc-schedule for launches, pytc-split-reduce
+  for the rest (a tensor-level graph, declarations). Both check the attributes first, as every pytc pass does."""
+  return "pytc-fuse" if "uop.bufferize" in source else "pytc-schedule" if "uop.launch" in source else "pytc-split-reduce"
 
 
 def run(tmp_path, source: str, capsys) -> tuple[int, str]:

@@ -22,7 +22,7 @@ def kernels(out: Tensor) -> list[tuple[str, int, int]]:
   assert not scheduled.executables, "the kernels of a new graph are not compiled yet"
   bodies = {op.attributes["sym_name"].value: op.regions[0].blocks[0] for op in scheduled.kernels.body.operations if "pytc.kernel" in op.attributes}
   return [(launch.kernel, weight([op.operation for op in bodies[launch.kernel].operations if op.operation.name not in ("uop.store", "uop.end")]),
-           len(launch.args) - 1) for launch in scheduled.launches]
+           len(launch.args) - launch.writes) for launch in scheduled.launches]
 
 
 def check_bounded(out: Tensor) -> None:

@@ -78,12 +78,14 @@ GRAPHS = [
   ("conv2d", [(1, 3, 8, 8), (4, 3, 3, 3)], lambda x, w: conv2d(x, w, 1), lambda x, w: np_conv2d(x, w, 1), 1, 1),
   ("attention", [(1, 2, 8, 16)] * 3, lambda q, k, v: (q @ k.transpose(-2, -1) / 4).softmax(-1) @ v,
    lambda q, k, v: np_softmax(q @ k.swapaxes(-2, -1) / 4) @ v, 2, 4),
+  # both outputs read a and b at the element they write: one kernel of two stores (pytc-merge-kernels)
   ("shared_subexpression", [(8, 8), (8, 8)], lambda a, b: ((c := (a * b).exp()) + 1, c * 2),
-   lambda a, b: (np.exp(a * b) + 1, np.exp(a * b) * 2), 2, 2),
+   lambda a, b: (np.exp(a * b) + 1, np.exp(a * b) * 2), 1, 2),
   ("mean_axis0", [(16, 8)], lambda a: a.mean(axis=0), lambda a: a.mean(0), 1, 1),
   ("reshape_sum", [(16,)], lambda a: a.reshape(4, 4).sum(axis=0), lambda a: a.reshape(4, 4).sum(0), 1, 1),
   ("max_plus_min", [(8, 8), (8, 8)], lambda a, b: a.max(axis=0) + b.min(axis=1), lambda a, b: a.max(0) + b.min(1), 1, 1),
-  ("contiguous_then_mul", [(8, 8), (8, 8)], lambda a, b: (a + b).contiguous() * 2, lambda a, b: (a + b) * 2, 2, 2),
+  # the contiguous buffer is still written, by the kernel that multiplies its value at each element
+  ("contiguous_then_mul", [(8, 8), (8, 8)], lambda a, b: (a + b).contiguous() * 2, lambda a, b: (a + b) * 2, 1, 2),
   ("gelu", [(64,)], lambda a: a.gelu(), lambda a: 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3))), 1, 1),
   ("sigmoid_of_chain", [(8, 8), (8, 8)], lambda a, b: (a * b + a * a * a).sigmoid() * b,
    lambda a, b: b / (1 + np.exp(-(a * b + a ** 3))), 1, 1),
