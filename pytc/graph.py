@@ -167,9 +167,6 @@ def _scalar_attr(value: object, dtype: DType) -> ir.Attribute:
   return ir.IntegerAttr.get(element, wrapped - (1 << bits) if wrapped >> (bits - 1) else wrapped)
 
 
-REDUCE_KINDS = {"add": 0, "max": 1, "mul": 2}
-
-
 def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
   """The attributes of `node`'s uop, from its `arg`."""
   arrays = lambda **kw: {k: ir.DenseI64ArrayAttr.get(list(v)) for k, v in kw.items()}
@@ -179,7 +176,7 @@ def _attributes(node: LazyOp) -> dict[str, ir.Attribute]:
   if node.op == "pad": return arrays(low=node.arg[0], high=node.arg[1])
   if node.op == "shrink": return arrays(starts=node.arg[0], ends=node.arg[1])
   if node.op == "reduce":
-    return {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), REDUCE_KINDS[node.arg[0]]), **arrays(axes=node.arg[1])}
+    return {"kind": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), uop.ReduceKind[node.arg[0]]), **arrays(axes=node.arg[1])}
   if node.op == "copy": return {"device": ir.StringAttr.get(node.arg)}
   if node.op == "iota": return {"axis": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), node.arg)}
   return {}

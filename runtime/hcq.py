@@ -29,7 +29,7 @@ from pytc.helpers import DEBUG
 SUBMIT_LOCK = threading.Lock()
 
 
-class Op(enum.IntEnum):
+class Op(enum.IntEnum):  # the opcodes of runtime/hcq_codes.h
   EXEC = 1
   SIGNAL = 2
   WAIT = 3

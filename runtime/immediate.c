@@ -23,8 +23,9 @@
 #include <stdint.h>
 #include <structmember.h>
 
+#include "hcq_codes.h"
+
 typedef int (*queue_run_fn)(const uint8_t *buffer, uint64_t nbytes, uint64_t *offset, int64_t timeout_ns);
-enum { DONE, SIGNALED };
 enum { TENSOR, NODES, RESULT, IMMEDIATE, CAPTURES, COUNTERS, COUNTS, ARMED_FIELDS };
 
 static PyObject *s_device, *s_executing, *s_error, *s_outstanding, *s_epoch, *s_changed, *s_waiting,

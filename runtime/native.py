@@ -15,4 +15,4 @@ library.pytc_queue_scan.restype = ctypes.c_int
 # without argtypes a call converts nothing, which halves its cost
 library.pytc_queue_run.restype = ctypes.c_int
 QUEUE_RUN = ctypes.cast(library.pytc_queue_run, ctypes.c_void_p).value  # its address, for the calling thread's runs (immediate.c)
-DONE, SIGNALED, MALFORMED, TIMED_OUT, NO_MEMORY = range(5)  # what pytc_queue_run stopped at
+DONE, SIGNALED, MALFORMED, TIMED_OUT, NO_MEMORY = range(5)  # what pytc_queue_run stopped at (runtime/hcq_codes.h)

@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "hcq_codes.h"
+
 typedef void (*kernel_fn)(void **);
 void pytc_parallel_run(kernel_fn kernel, void **args, int count);
 
-enum { EXEC = 1, SIGNAL, WAIT, TIMESTAMP, BARRIER, COPY, OPS };
-enum { DONE, SIGNALED, MALFORMED, TIMED_OUT, NO_MEMORY };
 static const uint32_t payload_bytes[OPS] = {[EXEC] = 40, [SIGNAL] = 16, [WAIT] = 16, [TIMESTAMP] = 8, [BARRIER] = 0, [COPY] = 24};
 
 typedef struct {

@@ -1,8 +1,10 @@
 """The CPU HCQ queue: packet encoding, launches of a loaded program's kernels, copies, ordering through signals, asynchrony
 and timeouts; the CPU allocator."""
 import ctypes
+import re
 import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -348,3 +350,26 @@ def test_work_dropped_by_a_stop_is_reported_to_its_thread_after_another_thread_r
   reset_done.set()
   thread.join()
   assert len(outcome) == 1 and "unknown opcode" in str(outcome[0])
+
+
+def c_enums(text: str) -> list[dict[str, int]]:
+  """Each `enum { A = 1, B, ... }` of C source `text` as names -> values (C's rule: one more than the name before)."""
+  enums = []
+  for body in re.findall(r"enum\s*\{([^}]*)\}", text):
+    values, next_value = {}, 0
+    for item in (part.strip() for part in body.split(",") if part.strip()):
+      name, _, given = (x.strip() for x in item.partition("="))
+      values[name] = next_value = int(given) if given else next_value
+      next_value += 1
+    enums.append(values)
+  return enums
+
+
+def test_python_spells_the_c_headers_packet_and_status_codes():
+  from pytc.runtime import hcq, native
+  root = Path(__file__).resolve().parents[2] / "runtime"
+  opcodes, statuses = c_enums((root / "hcq_codes.h").read_text())
+  assert {op.name: op.value for op in hcq.Op} | {"OPS": len(hcq.Op) + 1} == opcodes
+  assert {name: getattr(native, name) for name in statuses} == statuses
+  payloads = re.search(r"payload_bytes\[OPS\] = \{([^}]*)\}", (root / "packets.c").read_text())[1]
+  assert {op: int(size) for op, size in re.findall(r"\[(\w+)\] = (\d+)", payloads)} == {op.name: hcq.PAYLOADS[op].size for op in hcq.Op}
