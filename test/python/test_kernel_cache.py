@@ -20,6 +20,8 @@ from pytc.device import Device
 from pytc.runtime.device import Binary
 from pytc.runtime.target import host_cpu
 
+pytestmark = pytest.mark.cpu_only("the kernel cache's files, the CPU's shared libraries")
+
 PROGRAM = """
 import numpy as np
 from pytc import Tensor, realize

@@ -36,6 +36,7 @@ def check_realize(n: int = 7) -> None:
   np.testing.assert_allclose((Tensor.arange(n).reshape(n, 1) * Tensor.ones(1, 3) * 2 + 1).numpy(), np.arange(n)[:, None] * np.ones((1, 3)) * 2 + 1)
 
 
+@pytest.mark.cpu_only("the CPU queue's host packets")
 def test_timed_out_wait_is_reported_then_the_next_realize_works(short_waits):
   device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
@@ -45,6 +46,7 @@ def test_timed_out_wait_is_reported_then_the_next_realize_works(short_waits):
   device.synchronize()
 
 
+@pytest.mark.cpu_only("the CPU queue's host packets")
 def test_unreported_stop_fails_the_next_realize_once(short_waits):
   device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
@@ -54,6 +56,7 @@ def test_unreported_stop_fails_the_next_realize_once(short_waits):
   check_realize()
 
 
+@pytest.mark.cpu_only("the CPU queue's host packets")
 def test_explicit_reset_recovers_the_device(short_waits):
   device = Device[Device.DEFAULT]
   submit_unsatisfiable_wait(device)
@@ -73,6 +76,7 @@ def test_explicit_reset_recovers_the_device(short_waits):
   check_realize(5)
 
 
+@pytest.mark.cpu_only("the CPU queue's host packets")
 def test_malformed_command_buffer_then_realize():
   device = Device[Device.DEFAULT]
   device.submit(device.queue().signal(device.new_signal(), 1).bytes()[:-3])
@@ -139,6 +143,7 @@ def mapped(path: Path | str) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists() or shutil.which("cc") is None, reason="needs Linux and a C compiler")
+@pytest.mark.cpu_only("a CPU shared library's mapping")
 def test_program_loaded_from_the_disk_cache_is_unmapped_when_dropped(tmp_path, monkeypatch):
   monkeypatch.setenv("PYTC_CACHE_DIR", str(tmp_path / "cache"))
   monkeypatch.setenv("PYTC_CACHE", "1")
@@ -166,6 +171,7 @@ def test_free_pool_is_bounded_by_bytes():
   assert allocator.alloc(16384) is not big and allocator.pooled_bytes() == 0
 
 
+@pytest.mark.cpu_only("from_blob: tensors in host memory")
 def test_from_blob_refuses_unmapped_addresses():
   with pytest.raises(ValueError, match="non-null"): Tensor.from_blob(0, (4,))
   with pytest.raises(ValueError, match="0x10 "): Tensor.from_blob(0x10, (4,))
@@ -174,6 +180,7 @@ def test_from_blob_refuses_unmapped_addresses():
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads Linux's /proc/self/maps")
+@pytest.mark.cpu_only("from_blob: tensors in host memory")
 def test_from_blob_refuses_a_range_past_the_mappings():
   ends = [int(line.split("-")[1].split()[0], 16) for line in Path("/proc/self/maps").read_text().splitlines()]
   top = max(end for end in ends if end <= 1 << 47)
@@ -204,6 +211,7 @@ print(rss_mb() - first)
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads Linux's /proc/self/statm")
+@pytest.mark.cpu_only("the process's memory over many CPU graphs")
 def test_memory_stays_bounded_over_many_distinct_graphs(tmp_path):
   """2000 graphs of distinct shapes with 16 schedules and templates cached: RSS grows by a few tens of MB at most from the 500th
   to the last (MLIR's context keeps the types it interned; kept unbounded, the schedules alone would add ~1.3 GB: 0.85 MB each)."""

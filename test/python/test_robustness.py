@@ -112,6 +112,7 @@ def truncate_entry(folder) -> tuple[str, object, bytes]:
   return key, library, truncated
 
 
+@pytest.mark.cpu_only("a CPU shared library in the cache")
 def test_a_truncated_library_indexed_with_its_own_digest_is_never_loaded(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(21)
@@ -127,6 +128,7 @@ def test_a_truncated_library_indexed_with_its_own_digest_is_never_loaded(tmp_pat
   assert kernel_cache.load(key, check) is None and not library.exists()  # the compiler's check drops the entry
 
 
+@pytest.mark.cpu_only("a CPU shared library in the cache")
 def test_a_truncated_library_indexed_with_its_own_digest_is_rebuilt(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(23)
@@ -136,6 +138,7 @@ def test_a_truncated_library_indexed_with_its_own_digest_is_rebuilt(tmp_path, mo
   assert not library.exists() and elf_problem(cache_entry(tmp_path)[1].read_bytes()) is None
 
 
+@pytest.mark.cpu_only("a CPU shared library in the cache")
 def test_a_library_that_disagrees_with_its_digest_is_dropped(tmp_path, monkeypatch):
   monkeypatch.setattr(kernel_cache, "cache_dir", lambda: tmp_path)
   realize_something_new(22)

@@ -124,10 +124,12 @@ def test_errors_are_clear():
   with pytest.raises(ValueError, match="one element"): Tensor([1.0, 2.0]).item()
 
 
+@pytest.mark.cpu_only("the default device")
 def test_device_default_is_cpu():
   assert Device.DEFAULT == "CPU" and Tensor([1.0]).device == "CPU"
 
 
+@pytest.mark.cpu_only("the CPU queue's DEBUG output")
 def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   code = "from pytc import Tensor; print((Tensor([1.,2.])+Tensor([3.,4.])).numpy())"
   out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "DEBUG": "2"}, cwd=tmp_path, capture_output=True, text=True, check=True)
@@ -135,6 +137,7 @@ def test_debug2_shows_the_kernel_launched_through_the_cpu_queue(tmp_path):
   assert out.stdout.startswith("*** CPU") and "E_2" in out.stdout and "realize: 1 kernels" in out.stdout
 
 
+@pytest.mark.cpu_only("the CPU pipeline's stages")
 def test_pytc_dump_writes_the_ir_after_every_pass(tmp_path):
   code = "from pytc import Tensor; Tensor([1.0, 2.0]).exp2().realize()"
   env = {**os.environ, "PYTC_DUMP": str(tmp_path / "ir"), "PYTC_CACHE": "0"}  # compile for real: no disk cache
@@ -343,6 +346,7 @@ def test_least_upper_dtype_with_weak_types():
   assert least_upper_dtype(wi) == wi and is_weak(least_upper_dtype(wi))
 
 
+@pytest.mark.cpu_only("from_blob: tensors in host memory")
 def test_from_blob_uses_host_memory_in_place():
   source = np.arange(6, dtype=np.float32)
   t = Tensor.from_blob(source.ctypes.data, (2, 3), dtype=dtypes.float32, owner=source)
@@ -352,6 +356,7 @@ def test_from_blob_uses_host_memory_in_place():
   with pytest.raises(ValueError, match="non-null"): Tensor.from_blob(0, (1,))
 
 
+@pytest.mark.cpu_only("from_blob: tensors in host memory")
 def test_from_blob_at_any_address_reads_and_refuses_unaligned_writes():
   base = np.arange(64 * 64 + 16, dtype=np.float32)
   for offset in (0, 1, 3):  # 0: 64-byte aligned or not, as NumPy placed it; 1, 3: 4 and 12 bytes further
