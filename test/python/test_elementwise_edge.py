@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from accuracy import ulps
 
 from pytc import Tensor, dtypes
 
@@ -268,10 +269,6 @@ def test_hard_activations_are_exact_at_any_magnitude():
   # tinygrad's kinks: relu6'(0) = 0 and relu6'(6) = 1; hardswish' = 1 far right, 0 far left
   assert grad_of(Tensor.relu6, [-1.0, 0.0, 3.0, 6.0, 7.0, 1e30]).tolist() == [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
   assert grad_of(Tensor.hardswish, [1e30, -1e30, 0.0, 3.0, -3.0]).tolist() == [1.0, 0.0, 0.5, 1.5, 0.0]
-
-
-def ulps(got: np.ndarray, want: np.ndarray, np_dtype) -> np.ndarray:
-  return np.abs(got.astype(np.float64) - want) / np.spacing(np.abs(want).astype(np_dtype)).astype(np.float64)
 
 
 @pytest.mark.parametrize("np_dtype", [np.float32, np.float64])

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from accuracy import ulps
 
 from pytc import Device, Tensor, dtypes
 from pytc.compiler import compile_kernels
@@ -18,16 +19,6 @@ from pytc.runtime.target import GPU_TARGETS, emulated, host_cpu
 RNG = np.random.default_rng(11)
 EMU = "EMU"  # gfx942: no math library
 UNARY = {"exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sin": np.sin, "cos": np.cos}
-
-
-def ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
-  """|got - want| in units of the last place of want (of its dtype); 0 where both are the same special value, inf where
-  only one is special or they differ in sign at zero."""
-  with np.errstate(all="ignore"):
-    same = (got == want) & (np.signbit(got) == np.signbit(want)) | (np.isnan(got) & np.isnan(want))
-    finite = np.isfinite(got) & np.isfinite(want)
-    distance = np.abs(got.astype(np.float64) - want.astype(np.float64)) / np.spacing(np.abs(want)).astype(np.float64)
-    return np.where(same, 0.0, np.where(finite, distance, np.inf))
 
 
 def emu(op: str, x: np.ndarray) -> np.ndarray: return getattr(Tensor(x, device=EMU), op)().numpy()
