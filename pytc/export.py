@@ -1,5 +1,5 @@
 """Compile here, run anywhere: a function's graph compiled for a target and written as one file that the runtime loads and
-runs alone, with no compiler and no MLIR (`pytc.runtime.exported.load`; the format is documented there and in the README).
+runs alone, with no compiler and no MLIR (`pytc.runtime.exported.load`; the format is documented there and in docs/export.md).
 
   data = export(model, Tensor.empty(1, 784), target="cpu")   # or "emu", "nvptx:sm_90", "amdgpu:gfx942"
   Path("model.pytc").write_bytes(data)
