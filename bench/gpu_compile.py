@@ -24,8 +24,9 @@ import numpy as np  # noqa: E402
 from run import workloads  # noqa: E402
 
 from pytc import Tensor  # noqa: E402
-from pytc.compiler import Schedule, context, copy_module, run_pipeline  # noqa: E402
+from pytc.compiler import Schedule, context  # noqa: E402
 from pytc.compilers.gpu import GPUCompiler, gpu_compiler  # noqa: E402
+from pytc.pipelines import copy_module  # noqa: E402
 from pytc.realize import schedule  # noqa: E402
 from pytc.runtime.amd_code_object import parse  # noqa: E402
 from pytc.runtime.device import Binary  # noqa: E402
@@ -55,7 +56,7 @@ def graphs() -> dict[str, Schedule]:
 def compile_for(compiler: GPUCompiler, scheduled: Schedule) -> tuple[Binary, float]:
   """The binary of a schedule's kernels (never from the disk cache) and the seconds it took."""
   start = time.perf_counter()
-  with context(): binary = compiler.compile(copy_module(scheduled.kernels), run_pipeline, "bench", cached=False)[0]
+  with context(): binary = compiler.compile(copy_module(scheduled.kernels), "bench", cached=False)[0]
   return binary, time.perf_counter() - start
 
 

@@ -21,10 +21,11 @@ import time
 from mlir import ir
 
 from pytc import Tensor
-from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compiler import context
 from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
 from pytc.graph import structure_of, to_mlir
 from pytc.passes import split_top_level
+from pytc.pipelines import SCHEDULE_PIPELINE, run_pipeline
 from pytc.runtime.target import host_cpu
 
 

@@ -5,10 +5,11 @@ import sys
 
 from mlir import ir
 
-from pytc.compiler import SCHEDULE_PIPELINE, context, run_pipeline
+from pytc.compiler import context
 from pytc.compilers import Compiler
 from pytc.compilers.cpu import CPUCompiler
 from pytc.helpers import pytc_version
+from pytc.pipelines import SCHEDULE_PIPELINE, run_pipeline
 from pytc.pytc_opt import read_text
 from pytc.runtime import backends
 from pytc.runtime.target import GPU_TARGETS, host_cpu
@@ -37,7 +38,7 @@ def compile_stage(text: str, compiler: Compiler, stage: str, name: str) -> str |
   module = ir.Module.parse(text)
   run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
   if stage == "binary":
-    code = compiler.compile(module, run_pipeline, name, cached=False)[0].code  # built afresh: every pipeline runs (and dumps)
+    code = compiler.compile(module, name, cached=False)[0].code  # built afresh: every pipeline runs (and dumps)
     return code.decode() if compiler.target.name == "nvptx" else code
   if stage != "schedule": run_pipeline(module, compiler.kernel_pipeline(), f"{name}/2-kernels")
   if stage == "llvm":

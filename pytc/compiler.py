@@ -14,17 +14,13 @@ from mlir import ir
 from pytc.dialects import uop
 from pytc.dtype import dtypes
 from pytc.estimate import kernel_ops
-from pytc.helpers import DEBUG, dump_folder
-from pytc.passes import checking_every_pass, pass_manager
+from pytc.helpers import DEBUG
 from pytc.passes.common.analysis import read_where_written
 from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE, WRITES
 from pytc.passes.common.devices import argument_devices
+from pytc.pipelines import SCHEDULE_PIPELINE, CompileError, copy_module, run_pipeline, verify
 from pytc.runtime.device import Binary, Compiled, Program
 from pytc.search import tune
-
-SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
-                     "pytc-bufferize, pytc-split-kernels, pytc-merge-kernels, pytc-schedule, canonicalize, cse)")
-
 
 DTYPE_OF_MLIR = {dt.mlir: dt for dt in dtypes.all}  # an element type as MLIR spells it (a temporary's) -> its dtype
 _context: ir.Context | None = None
@@ -91,36 +87,7 @@ class Schedule:
   def kernel_ops(self) -> dict[str, int]: return kernel_ops(self.kernels)
 
 
-class InvalidGraphError(ValueError):
-  """A graph the uop verifier rejects: an op given shapes, dtypes or axes it does not take."""
 
-
-class CompileError(RuntimeError):
-  """The passes could not schedule or compile a graph; the message is MLIR's first error."""
-
-
-def first_error(error: ir.MLIRError) -> str:
-  return error.error_diagnostics[0].message if error.error_diagnostics else str(error).splitlines()[0]
-
-
-def verify(module: ir.Module) -> None:
-  """Raise InvalidGraphError unless `module` verifies: passes, upstream ones above all, assume valid input."""
-  try: module.operation.verify()
-  except ir.MLIRError as error: raise InvalidGraphError(f"invalid graph: {first_error(error)}") from None
-
-
-def run_pipeline(module: ir.Module, pipeline: str, dump_name: str = "") -> None:
-  """Run `pipeline` on `module`; with PYTC_DUMP=dir the IR after every pass goes under dir/dump_name. The result is verified
-  once; the IR after every pass too with PYTC_CHECK_FORMS=1 (tests, the fuzzer, pytc-opt) or a dump, so that a pass that
-  breaks it is named (a tenth of the scheduling and kernel pipelines' time otherwise)."""
-  pm = pass_manager(pipeline, module.context)
-  folder = dump_folder(dump_name)
-  pm.enable_verifier(every := checking_every_pass() or bool(folder))
-  if folder: pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=folder)
-  try:
-    pm.run(module.operation)
-    if not every: module.operation.verify()
-  except ir.MLIRError as error: raise CompileError(first_error(error)) from None
 
 
 def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ...], tuple[Temporary, ...], tuple[int, ...]]:
@@ -176,17 +143,6 @@ def in_place_outputs(launches: tuple[Launch, ...], kernels: ir.Module, wanted: l
   return frozenset(allowed)
 
 
-def copy_module(module: ir.Module, kernels: frozenset[str] | None = None) -> ir.Module:
-  """A copy of `module` to compile, with only the functions named in `kernels` when given (the schedule keeps its kernels
-  as scheduled, for other targets)."""
-  with module.context, ir.Location.unknown():
-    copy = ir.Module.create()
-    for op in module.body.operations:
-      if kernels is None or "sym_name" not in op.attributes or ir.StringAttr(op.attributes["sym_name"]).value in kernels:
-        op.operation.clone(ip=ir.InsertionPoint(copy.body))
-  return copy
-
-
 def compile_kernels(schedule: Schedule, device: Compiled, name: str = "graph", kernels: frozenset[str] | None = None) -> Executable:
   """The schedule's kernels (those named in `kernels` when given: the ones launched on this device) compiled by the device's
   compiler and loaded on it, once per schedule and device, whichever threads ask; devices of one target share the binary."""
@@ -217,8 +173,8 @@ def _compile(schedule: Schedule, device: Compiled, name: str, kernels: frozenset
 def _build(schedule: Schedule, device: Compiled, name: str, kernels: frozenset[str] | None, cached: bool) -> tuple[Binary, str, bool]:
   try:
     module = copy_module(schedule.kernels, kernels)
-    if device.compiler.searchable: tune(module, device, run_pipeline)
-    return device.compiler.compile(module, run_pipeline, name, cached)
+    if device.compiler.searchable: tune(module, device)
+    return device.compiler.compile(module, name, cached)
   except (OSError, RuntimeError) as error:
     if isinstance(error, CompileError): raise
     raise CompileError(f"{device.name}: {error}") from error

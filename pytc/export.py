@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, compile_kernels, context, copy_module, run_pipeline
+from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, compile_kernels, context
 from pytc.compilers.gpu import gpu_compiler
 from pytc.device import Device
 from pytc.graph import LazyOp, is_view
 from pytc.helpers import GlobalCounters, pytc_version
 from pytc.jit import TinyJit
+from pytc.pipelines import copy_module
 from pytc.realize import schedule
 from pytc.runtime.device import Binary
 from pytc.runtime.exported import BufferSpec, Graph, encode
@@ -52,7 +53,7 @@ def _binary(scheduled: object, target: str) -> tuple[str, Binary]:
     return device.name, compile_kernels(scheduled, device, "export").binary
   try: compiler = gpu_compiler(target)
   except ValueError as e: raise ExportError(f"cannot export for {target!r}: {e} (or 'cpu', 'emu', 'emu:<chip>')") from None
-  with COMPILE_LOCK, context(): binary = compiler.compile(copy_module(scheduled.kernels), run_pipeline, "export")[0]
+  with COMPILE_LOCK, context(): binary = compiler.compile(copy_module(scheduled.kernels), "export")[0]
   return GPU_DEVICES[compiler.target.name], binary
 
 

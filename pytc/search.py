@@ -22,7 +22,6 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
 
 import numpy as np
 from mlir import ir
@@ -30,6 +29,7 @@ from mlir import ir
 from pytc import flags, kernel_cache
 from pytc.helpers import DEBUG, pytc_version
 from pytc.passes.common.attributes import KERNEL, TUNE, VECTOR
+from pytc.pipelines import copy_module
 from pytc.runtime.device import Compiled
 from pytc.runtime.hcq import SUBMIT_LOCK
 
@@ -76,8 +76,8 @@ def dimensions(device: Compiled) -> dict[str, list[int]]:
 
 class Trial:
   """One kernel's candidates compiled and timed on one set of buffers."""
-  def __init__(self, kernels: ir.Module, name: str, device: Compiled, run_pipeline: Callable):
-    self.kernels, self.name, self.device, self.run_pipeline = kernels, name, device, run_pipeline
+  def __init__(self, kernels: ir.Module, name: str, device: Compiled):
+    self.kernels, self.name, self.device = kernels, name, device
     self.seen: dict[str, float | None] = {}  # the code a candidate generates -> its seconds (None: failed or wrong)
     self.runnable: dict[str, tuple] = {}  # the code a candidate generates -> (program, kernel, arguments), to time it again
     self.signatures: dict[str, str] = {}  # a choice (as JSON) -> the code it generates
@@ -103,19 +103,18 @@ class Trial:
 
   def seconds(self, choice: Choice, budget_end: float) -> float | None:
     """The best time of the kernel compiled with `choice` (None: it failed, or computed something else than the default)."""
-    from pytc.compiler import copy_module
     module = copy_module(self.kernels)
     kernel = next(op for op in module.body.operations if KERNEL.get(op))
     TUNE.set(kernel, choice)
     compiler = self.device.compiler
-    try: code = compiler.generate(module, self.run_pipeline)
+    try: code = compiler.generate(module)
     except RuntimeError: return None
     signature = f"{TUNE_TEXT.sub('', code)}\ncores {choice.get('cores')}"  # candidates that differ only in choices without effect
     self.signatures[json.dumps(choice, sort_keys=True)] = signature
     if signature in self.seen: return self.seen[signature]
     self.seen[signature] = None
     try:
-      program = self.device.program(compiler.build(module, self.run_pipeline))
+      program = self.device.program(compiler.build(module))
       launch = program.kernels[self.name]
       args = launch.args(self.buffers)
       self.launch(launch, args)
@@ -177,10 +176,10 @@ def same_values(a: bytes, b: bytes, element: ir.Type) -> bool:
   return bool(np.allclose(x, y, rtol=1e-4, atol=1e-5 * max(scale, 1e-30), equal_nan=True))
 
 
-def search(kernels: ir.Module, name: str, device: Compiled, run_pipeline: Callable, budget: float) -> Choice:
+def search(kernels: ir.Module, name: str, device: Compiled, budget: float) -> Choice:
   """The fastest choice found for the one kernel in `kernels` within `budget` seconds ({} when the defaults are fastest)."""
   start = time.perf_counter()
-  trial = Trial(kernels, name, device, run_pipeline)
+  trial = Trial(kernels, name, device)
   try:
     end = start + budget
     best_choice: Choice = {}
@@ -202,10 +201,9 @@ def search(kernels: ir.Module, name: str, device: Compiled, run_pipeline: Callab
   return best_choice
 
 
-def tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable) -> None:
+def tune(kernels: ir.Module, device: Compiled) -> None:
   """Give each kernel of `kernels` (index level) its stored winner; with PYTC_SEARCH=1, search the kernels without one. With
   no winner stored and no search, the kernels' structure keys (their IR printed) are not computed."""
-  from pytc.compiler import copy_module
   searching = flags.SEARCH.value >= 1
   if not searching and not kernel_cache.has_records(RECORDS): return
   with kernels.context, ir.Location.unknown():
@@ -213,6 +211,6 @@ def tune(kernels: ir.Module, device: Compiled, run_pipeline: Callable) -> None:
       key = structure_key(kernel.operation, device)
       if (choice := stored_winner(key)) is None and searching:
         name = ir.StringAttr(kernel.attributes["sym_name"]).value
-        choice = search(copy_module(kernels, frozenset({name})), name, device, run_pipeline, flags.SEARCH_BUDGET.value)
+        choice = search(copy_module(kernels, frozenset({name})), name, device, flags.SEARCH_BUDGET.value)
         kernel_cache.store_record(RECORDS, key, json.dumps(choice, separators=(",", ":")))
       if choice: TUNE.set(kernel, choice)

@@ -13,6 +13,7 @@ from mlir import ir
 from pytc import kernel_cache
 from pytc.helpers import pytc_version
 from pytc.passes.common.attributes import KERNEL
+from pytc.pipelines import run_pipeline
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
 
@@ -57,32 +58,31 @@ class Compiler:
     text = f"pytc {pytc_version()}\n{self.target.cache_key()}\n{self.lowering_pipeline}\n{kernel_ir}"
     return hashlib.sha256(text.encode()).hexdigest()
 
-  def generate(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> str:
-    """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from.
-    `run_pipeline(module, pipeline, dump_name)` runs a pass pipeline (the compile driver's, with its dumps, verifying its
-    result: the IR is printed without verifying it again)."""
+  def generate(self, kernels: ir.Module, dump_name: str = "") -> str:
+    """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from (run_pipeline
+    verifies its result: the IR is printed without verifying it again)."""
     run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
     return kernels.operation.get_asm(assume_verified=True)
 
-  def build(self, kernels: ir.Module, run_pipeline, dump_name: str = "") -> Binary:
+  def build(self, kernels: ir.Module, dump_name: str = "") -> Binary:
     """The binary of kernels that went through `generate` (rewritten in place), without the disk cache."""
     infos = tuple(self.kernel_info(function) for function in self.kernel_functions(kernels))
     self.prepare(kernels)
-    return Binary(self.target.cache_key(), self.lower(kernels, run_pipeline, f"{dump_name}/3-{self.target.name}") if infos else b"", infos)
+    return Binary(self.target.cache_key(), self.lower(kernels, f"{dump_name}/3-{self.target.name}") if infos else b"", infos)
 
-  def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
-    """The code of `kernels` (prepared; rewritten in place): the lowering pipeline through `run_pipeline`, then `emit`."""
+  def lower(self, kernels: ir.Module, dump_name: str) -> bytes:
+    """The code of `kernels` (prepared; rewritten in place): the lowering pipeline, then `emit`."""
     run_pipeline(kernels, self.lowering_pipeline, dump_name)
     return self.emit(kernels)
 
-  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
+  def compile(self, kernels: ir.Module, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
     """The binary of `kernels` (rewritten in place), the kernel IR it was built from, and whether it came from the disk
     cache (never with `cached=False`: a fresh binary replaces the entry)."""
-    kernel_ir = self.generate(kernels, run_pipeline, dump_name)
+    kernel_ir = self.generate(kernels, dump_name)
     functions = self.kernel_functions(kernels)
     key = self.cache_key(kernel_ir)
     if cached and functions and (code := kernel_cache.load(key, self.check)) is not None:
       return Binary(self.target.cache_key(), code, tuple(self.kernel_info(f) for f in functions)), kernel_ir, True
-    binary = self.build(kernels, run_pipeline, dump_name)
+    binary = self.build(kernels, dump_name)
     if binary.kernels: kernel_cache.store(key, binary.code)
     return binary, kernel_ir, False

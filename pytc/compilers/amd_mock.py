@@ -12,6 +12,7 @@ from pytc.compilers import Compiler, gpu_map
 from pytc.compilers.emu import EMUCompiler
 from pytc.compilers.gpu import AMDGPUCompiler
 from pytc.helpers import prod
+from pytc.pipelines import copy_module
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.ops_amd import MOCK_BUNDLE, split_mock_binary
 from pytc.runtime.target import Target, emulated, gpu_target
@@ -46,11 +47,10 @@ class AMDMockCompiler(Compiler):
     except ValueError as error: return str(error)
     return self.gpu.check(code_object) or self.emulation.check(library)
 
-  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
-    from pytc.compiler import copy_module
+  def compile(self, kernels: ir.Module, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
     twin = copy_module(kernels)
-    gpu, kernel_ir, gpu_cached = self.gpu.compile(kernels, run_pipeline, dump_name, cached)
-    emulation, _, emulation_cached = self.emulation.compile(twin, run_pipeline, f"{dump_name}/emulation", cached)
+    gpu, kernel_ir, gpu_cached = self.gpu.compile(kernels, dump_name, cached)
+    emulation, _, emulation_cached = self.emulation.compile(twin, f"{dump_name}/emulation", cached)
     buffers = {info.name: info.sizes for info in emulation.kernels}
     infos = tuple(KernelInfo(info.name, info.buffers, {**info.sizes, **buffers[info.name]}) for info in gpu.kernels)
     code = MOCK_BUNDLE + len(gpu.code).to_bytes(8, "little") + gpu.code + emulation.code

@@ -67,17 +67,17 @@ class CPUCompiler(Compiler):
     cores = {"cores": tune["cores"]} if "cores" in (tune := TUNE.get(function, {})) else {}
     return KernelInfo(name, arguments - 2, {"extent": EXTENT.get(function), "work": WORK.get(function, 0), **cores})  # the buffers, then [begin, end)
 
-  def compile(self, kernels: ir.Module, run_pipeline, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
+  def compile(self, kernels: ir.Module, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:
     """As Compiler.compile, in chunks of the kernels (unless the IR is dumped, or there are fewer than two): worker threads
     lower and compile each chunk's object code while the kernel pipeline, which holds the interpreter, runs on the next. A
     binary from the disk cache abandons what they started."""
     threads = compile_threads()
     parts = [] if dump_folder(dump_name) else chunks(kernels, CHUNKS_PER_THREAD * threads)
-    if len(parts) < 2: return super().compile(kernels, run_pipeline, dump_name, cached)
+    if len(parts) < 2: return super().compile(kernels, dump_name, cached)
     builder, texts, infos = Builder(self.lowering_pipeline, threads), [], []
     try:
       for part in parts:
-        texts.append(self.generate(part, run_pipeline))
+        texts.append(self.generate(part))
         infos += [self.kernel_info(function) for function in self.kernel_functions(part)]
         self.prepare(part)
         builder.submit(part)
@@ -94,7 +94,7 @@ class CPUCompiler(Compiler):
     kernel_cache.store(key, code)
     return Binary(self.target.cache_key(), code, tuple(infos)), kernel_ir, False
 
-  def lower(self, kernels: ir.Module, run_pipeline, dump_name: str) -> bytes:
+  def lower(self, kernels: ir.Module, dump_name: str) -> bytes:
     """LLVM's object code for the host, linked into a shared library. Shares of the kernels are lowered and compiled on
     several cores (host_objects), each through a pass manager of its own rather than `run_pipeline`."""
     with tempfile.TemporaryDirectory() as scratch:

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pytc.compiler import context, copy_module, run_pipeline
+from pytc.compiler import context
 from pytc.compilers import ptx
 from pytc.compilers.gpu import AMDGPUCompiler, PTXCompiler, gpu_compiler
+from pytc.pipelines import copy_module
 from pytc.runtime.amd_code_object import parse
 from pytc.runtime.target import GPU_TARGETS, host_cpu
 
@@ -73,5 +74,5 @@ def test_wrong_target_and_damaged_binaries(schedules):
 def test_disk_cache(schedules, tmp_path, monkeypatch):
   monkeypatch.setenv("PYTC_CACHE_DIR", str(tmp_path))
   compiler = gpu_compiler("gfx1100")
-  with context(): built = [compiler.compile(copy_module(schedules["softmax_4096x1024"].kernels), run_pipeline, "softmax") for _ in range(2)]
+  with context(): built = [compiler.compile(copy_module(schedules["softmax_4096x1024"].kernels), "softmax") for _ in range(2)]
   assert [from_disk for _, _, from_disk in built] == [False, True] and built[0][0] == built[1][0]

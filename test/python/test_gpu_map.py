@@ -12,11 +12,12 @@ from mlir.dialects import arith, func, gpu, scf
 from mlir.execution_engine import ExecutionEngine
 
 from pytc import Tensor
-from pytc.compiler import context, copy_module, run_pipeline
+from pytc.compiler import context
 from pytc.compilers import amdgpu, ptx
 from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.passes.common.attributes import GPU
 from pytc.passes.gpu.map_kernels import WARP, choose_mapping
+from pytc.pipelines import copy_module, run_pipeline
 from pytc.realize import schedule
 from pytc.runtime import amd_code_object
 

@@ -14,8 +14,9 @@ import pytest
 
 from pytc import Device, Tensor, TinyJit
 from pytc.cli import main
-from pytc.compiler import compile_kernels, context, copy_module, run_pipeline
+from pytc.compiler import compile_kernels, context
 from pytc.compilers.gpu import gpu_compiler
+from pytc.pipelines import copy_module
 from pytc.realize import _schedules, schedule
 from pytc.runtime import DeviceError, Signal, SignalTimeout, backends
 from pytc.runtime.cuda import CUDAError
@@ -80,7 +81,7 @@ def binary_for(chip: str) -> Binary:
   """The PTX of two_kernel_graph's schedule for `chip`, as PTXCompiler builds it (compiled once per chip)."""
   if chip not in _binaries:
     scheduled = schedule([two_kernel_graph(Tensor(np.ones((32, 300), np.float32)), Tensor(np.ones(300, np.float32))).lazydata])[0]
-    with context(): _binaries[chip] = gpu_compiler(chip).compile(copy_module(scheduled.kernels), run_pipeline, "nv_test", cached=False)[0]
+    with context(): _binaries[chip] = gpu_compiler(chip).compile(copy_module(scheduled.kernels), "nv_test", cached=False)[0]
   return _binaries[chip]
 
 

@@ -8,8 +8,9 @@ from typing import Annotated
 import pytest
 from mlir import ir
 
-from pytc.compiler import CompileError, context, run_pipeline
+from pytc.compiler import context
 from pytc.passes import PASSES, Count, PassError, PipelineError, Within, pass_manager, register
+from pytc.pipelines import CompileError, run_pipeline
 from pytc.pytc_opt import main
 
 GRAPH = """func.func @graph(%a: tensor<4xf32>) {
@@ -122,8 +123,8 @@ def test_pipeline_is_checked_before_the_input_is_read(capsys, tmp_path):
 def test_compiler_pipelines_still_parse():
   from dataclasses import replace
 
-  from pytc.compiler import SCHEDULE_PIPELINE
   from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
+  from pytc.pipelines import SCHEDULE_PIPELINE
   from pytc.runtime.target import host_cpu
   targets = [host_cpu(), replace(host_cpu(), vector_lanes=16, vector_registers=32), replace(host_cpu(), vector_lanes=8, vector_registers=16)]
   with context() as ctx:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pytc import Device, GlobalCounters, Tensor, dtypes
-from pytc.compiler import InvalidGraphError
 from pytc.graph import LazyOp, SizeOverflowError
+from pytc.pipelines import InvalidGraphError
 from pytc.realize import realize
 
 rng = np.random.default_rng(0)

@@ -538,8 +538,8 @@ def test_input_gradient_at_few_pixels_is_vector_code_along_the_channels(lanes, r
   """A 3x3 convolution's input gradient at 4x4 pixels over a batch of 8, 256 channels: vector code along the input channels (their weight
   panel serves every pixel and image), not along the batch (its output-gradient reads vary with the pixels: no panel),
   whatever the vector width; and its values are NumPy's."""
-  from pytc.compiler import copy_module, run_pipeline
   from pytc.passes.common.attributes import VECTOR
+  from pytc.pipelines import copy_module, run_pipeline
   x0, w0 = rng.standard_normal((8, 256, 4, 4), dtype=np.float32), rng.standard_normal((256, 256, 3, 3), dtype=np.float32)
   g0 = rng.standard_normal((8, 256, 4, 4), dtype=np.float32)
   x, w = Tensor(x0, requires_grad=True), Tensor(w0)
