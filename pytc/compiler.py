@@ -7,7 +7,6 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from mlir import ir
 
@@ -69,7 +68,8 @@ class Executable:
 class Schedule:
   """A scheduled graph: its launches in order, the temporary buffers they need, which output buffer each output of the
   graph is (outputs computing the same value share one), its kernels, compiled on first use for each device, and the
-  (output slot, input) pairs whose output is computed into that input's buffer (see in_place_outputs)."""
+  (output slot, input) pairs whose output is computed into that input's buffer (see in_place_outputs). What running it
+  keeps between runs is realize's (pytc.realize.Kept), not part of it."""
   launches: tuple[Launch, ...]
   temporaries: tuple[Temporary, ...]
   outputs: tuple[int, ...]
@@ -77,8 +77,6 @@ class Schedule:
   schedule_seconds: float
   in_place: frozenset[tuple[int, int]]
   executables: dict[str, Executable] = field(default_factory=dict)  # by device name
-  command_graph: Any = None  # the command graph it ran through, to run again (see pytc.realize.command_graph)
-  spare_temporaries: list = field(default_factory=list)  # small temporaries of a finished run, for the next (pytc.realize.temporaries)
 
   @functools.cached_property
   def temporary_bytes(self) -> int: return sum(math.prod(t.shape) * DTYPE_OF_MLIR[t.element].itemsize for t in self.temporaries)

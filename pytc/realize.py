@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 
 from mlir import ir
 
@@ -15,9 +16,19 @@ from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache
 from pytc.runtime.graph import CommandGraph, Step
 
+
+@dataclass(eq=False)
+class Kept:
+  """A schedule and what realize keeps with it between runs: the command graph it last ran through, to run again (see
+  command_graph), and a finished run's small temporaries, for the next (see temporaries)."""
+  schedule: Schedule
+  command_graph: CommandGraph | None = None
+  spare_temporaries: list = field(default_factory=list)
+
+
 # The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
 # device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
-_schedules: LRUCache[int, Schedule] = LRUCache(flags.SCHEDULE_CACHE)
+_schedules: LRUCache[int, Kept] = LRUCache(flags.SCHEDULE_CACHE)
 # A schedule keeps the temporaries of its last run for the next when they hold this many bytes at most: allocating and
 # freeing one costs about a microsecond, which small graphs notice; larger ones would hold memory between calls.
 SPARE_BYTES = 1 << 20
@@ -41,6 +52,12 @@ def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = Non
   A graph with the structure of one scheduled before (same ops, shapes, dtypes and wiring, any buffers)
   reuses that schedule without running the passes. `destinations` (by node id) that are input buffers ask for those
   outputs to be computed into them (an assign's value into its target), which is part of the schedule's key."""
+  kept, inputs, pending = scheduled_and_kept(outputs, destinations)
+  return kept.schedule, inputs, pending
+
+
+def scheduled_and_kept(outputs: list[LazyOp], destinations: dict[int, Buffer] | None) -> tuple[Kept, tuple[LazyOp, ...], list[LazyOp]]:
+  """As schedule, the schedule with what realize keeps with it."""
   pending = list({id(n): n for n in outputs if not n.is_realized}.values())
   inputs, structure = structure_of(pending)
   into = into_inputs(pending, inputs, destinations) if destinations else ()
@@ -50,8 +67,8 @@ def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = Non
       if (cached := _schedules.get(key)) is None:  # another thread may have built it meanwhile
         GlobalCounters.schedules_built += 1
         with context(), ir.Location.unknown():
-          cached = _schedules[key] = schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs), into)
-        if DEBUG >= 3: print_steps(cached, pending[0].device)
+          cached = _schedules[key] = Kept(schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs), into))
+        if DEBUG >= 3: print_steps(cached.schedule, pending[0].device)
   return cached, inputs, pending
 
 
@@ -90,15 +107,15 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
     done = {id(n): r for group in by_device.values() for n, r in zip(group, realize(group, destinations))}
     return [done.get(id(n), n) for n in outputs]
   start = time.perf_counter() if DEBUG >= 1 else 0.0
-  scheduled, inputs, pending = schedule(outputs, destinations)
-  home = pending[0].device
+  kept, inputs, pending = scheduled_and_kept(outputs, destinations)
+  scheduled, home = kept.schedule, pending[0].device
   buffers = {"input": [n.arg for n in inputs], "output": output_buffers(pending, scheduled, inputs, destinations or {}),
-             "temp": temporaries(scheduled, home)}
+             "temp": temporaries(kept, home)}
   raw = [[buffers[role][i].raw for role, i in launch.args] for launch in scheduled.launches]
-  if CAPTURES.launches or (graph := run_kept(scheduled, raw)) is None: graph, compile_seconds = first_run(scheduled, buffers, home)
+  if CAPTURES.launches or (graph := run_kept(kept, raw)) is None: graph, compile_seconds = first_run(kept, buffers, home)
   else: compile_seconds = 0.0
-  if not CAPTURES.launches and not scheduled.spare_temporaries and scheduled.temporary_bytes <= SPARE_BYTES:
-    scheduled.spare_temporaries.append(buffers["temp"])  # a capture's replays write them: not shared with later runs
+  if not CAPTURES.launches and not kept.spare_temporaries and scheduled.temporary_bytes <= SPARE_BYTES:
+    kept.spare_temporaries.append(buffers["temp"])  # a capture's replays write them: not shared with later runs
   kernels, moved = len(graph.kernel_args), len(graph.steps) - len(graph.kernel_args)
   GlobalCounters.add(graph.counts)
   if DEBUG >= 1:
@@ -110,15 +127,16 @@ def realize(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None
   return [done.get(id(n), n) for n in outputs]
 
 
-def temporaries(scheduled: Schedule, home: str) -> list[Buffer]:
+def temporaries(kept: Kept, home: str) -> list[Buffer]:
   """The schedule's temporary buffers: those a finished run left (SPARE_BYTES at most in all, their contents dead), or new."""
-  try: return scheduled.spare_temporaries.pop()  # atomic: two threads never take the same ones
-  except IndexError: return [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in scheduled.temporaries]
+  try: return kept.spare_temporaries.pop()  # atomic: two threads never take the same ones
+  except IndexError: return [Buffer(t.device or home, DTYPE_OF_MLIR[t.element], t.shape) for t in kept.schedule.temporaries]
 
 
-def first_run(scheduled: Schedule, buffers: dict[str, list[Buffer]], home: str) -> tuple[CommandGraph, float]:
+def first_run(kept: Kept, buffers: dict[str, list[Buffer]], home: str) -> tuple[CommandGraph, float]:
   """Run a schedule over `buffers` the whole way: its kernels compiled (or found) per device, its steps shown to the TinyJit
   captures in progress, a command graph built (and kept, when it can run again: see command_graph); with the compile seconds."""
+  scheduled = kept.schedule
   compile_seconds, programs, kernels = 0.0, {}, kernels_by_device(scheduled.launches, home)
   for device_name, names in kernels.items():
     executable = compile_kernels(scheduled, Device[device_name], kernels=names if len(kernels) > 1 else None)
@@ -128,30 +146,30 @@ def first_run(scheduled: Schedule, buffers: dict[str, list[Buffer]], home: str) 
   steps = [(step_of(launch, launch_buffers, home, devices, programs, scheduled.kernel_ops), launch_buffers)
            for launch in scheduled.launches for launch_buffers in ([buffers[role][i] for role, i in launch.args],)]
   for recorder in CAPTURES.launches: recorder.append((steps, list(programs.values())))
-  return command_graph(scheduled, [step for step, _ in steps]), compile_seconds
+  return command_graph(kept, [step for step, _ in steps]), compile_seconds
 
 
-def command_graph(scheduled: Schedule, steps: list[Step]) -> CommandGraph:
+def command_graph(kept: Kept, steps: list[Step]) -> CommandGraph:
   """Run the steps: through the command graph built when the schedule last ran (its programs, compiled once per schedule
   and device, are the same), its kernel arguments re-pointed at these buffers, when it has only kernels on one device and
   is not running elsewhere; else through a new one, kept with the schedule for the next run (which realize then runs
   directly, without steps). Building a graph costs ~5 us a kernel (the launches' arguments, the order between queues, the
   command buffers); re-pointing the arguments a fraction of that."""
-  if (kept := run_kept(scheduled, [step.buffers for step in steps])) is not None: return kept
+  if (graph := run_kept(kept, [step.buffers for step in steps])) is not None: return graph
   graph = CommandGraph(steps)
   graph.run()
   if all(step.kernel is not None for step in steps) and len({id(step.device) for step in steps}) == 1:
     graph.release_buffers()
-    scheduled.command_graph = graph
+    kept.command_graph = graph
   return graph
 
 
-def run_kept(scheduled: Schedule, buffers: list) -> CommandGraph | None:
+def run_kept(kept: Kept, buffers: list) -> CommandGraph | None:
   """The schedule's kept command graph run over `buffers` (per kernel, the raw buffers of its arguments); None when it has
   none, or its graph is running in another thread."""
-  if (kept := scheduled.command_graph) is None or kept.lock.locked(): return None
-  kept.run_over(buffers)
-  return kept
+  if (graph := kept.command_graph) is None or graph.lock.locked(): return None
+  graph.run_over(buffers)
+  return graph
 
 
 def step_of(launch: Launch, buffers: list[Buffer], home: str, devices: dict, programs: dict, kernel_ops: dict[str, int]) -> Step:

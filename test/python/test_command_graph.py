@@ -124,10 +124,10 @@ def test_a_schedule_run_again_reuses_its_command_graph_and_lets_its_buffers_go(d
   x = RNG.standard_normal((3, 40)).astype(np.float32)
   chain = lambda t: ((t * 2).exp() + 1).sum().sqrt()  # noqa: E731
   chain(Tensor(x[0], device=device)).realize()
-  (scheduled,) = [s for s in realize._schedules.values() if s.command_graph is not None][-1:]
-  graph = scheduled.command_graph
+  (kept,) = [s for s in realize._schedules.values() if s.command_graph is not None][-1:]
+  graph = kept.command_graph
   results = [chain(Tensor(row, device=device)).realize().numpy() for row in x]
-  assert scheduled.command_graph is graph  # the graph built for the first call ran the others
+  assert kept.command_graph is graph  # the graph built for the first call ran the others
   np.testing.assert_allclose(results, np.sqrt((np.exp(2 * x) + 1).sum(1)), rtol=1e-5)
   assert all(b is None for step in graph.steps for b in step.buffers)  # the kept graph holds none of the buffers it ran over
 

@@ -28,7 +28,7 @@ from pytc import Tensor, realize
 x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
 out = (x.exp() * 2).sum(1).numpy()
 assert np.allclose(out, (np.exp(np.arange(6).reshape(2, 3)) * 2).sum(1), rtol=1e-5), out
-executables = [e for s in realize._schedules.values() for e in s.executables.values()]
+executables = [e for s in realize._schedules.values() for e in s.schedule.executables.values()]
 print("from_disk", bool(executables) and all(e.from_disk for e in executables))
 """
 
@@ -81,7 +81,7 @@ def compute(monkeypatch, columns: int) -> bool:
   monkeypatch.setattr(realize, "_schedules", {})
   x = np.linspace(-1, 1, 2 * columns, dtype=np.float32).reshape(2, columns)
   np.testing.assert_allclose((Tensor(x).exp() * 2).sum(1).numpy(), (np.exp(x) * 2).sum(1), rtol=1e-5)
-  executables = [e for s in realize._schedules.values() for e in s.executables.values()]
+  executables = [e for s in realize._schedules.values() for e in s.schedule.executables.values()]
   return bool(executables) and all(e.from_disk for e in executables)
 
 

@@ -48,8 +48,8 @@ def close_nv() -> None:
   """Forget the opened NV devices and the programs loaded on them (the next test opens its own, maybe on another driver)."""
   for name in [n for n in Device._opened if n.split(":")[0] == "NV"]: del Device._opened[name]
   for key in list(_schedules):
-    if (scheduled := _schedules.get(key)) is not None:
-      for name in [n for n in scheduled.executables if n.split(":")[0] == "NV"]: del scheduled.executables[name]
+    if (kept := _schedules.get(key)) is not None:
+      for name in [n for n in kept.schedule.executables if n.split(":")[0] == "NV"]: del kept.schedule.executables[name]
 
 
 @pytest.fixture(scope="module")

@@ -151,7 +151,7 @@ def test_program_loaded_from_the_disk_cache_is_unmapped_when_dropped(tmp_path, m
   compute()
   realize._schedules.clear()
   np.testing.assert_allclose(compute(), np.full((5, 9, 2), 128.0))
-  (executable,) = realize._schedules.values()[-1].executables.values()
+  (executable,) = realize._schedules.values()[-1].schedule.executables.values()
   library = executable.program.library._name  # the private copy the program's library was loaded through
   assert executable.from_disk and mapped(library) and not mapped(tmp_path / "cache")  # loaded from the bytes read, not the cache file
   del executable

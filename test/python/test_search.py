@@ -55,7 +55,7 @@ def test_search_stores_a_winner_that_later_compiles_use(searching):
 
 
 def kernel_ir() -> str:
-  return "\n".join(e.kernel_ir for s in list(realize._schedules.values()) for e in s.executables.values())
+  return "\n".join(e.kernel_ir for s in list(realize._schedules.values()) for e in s.schedule.executables.values())
 
 
 def test_without_pytc_search_nothing_is_searched(cache):
