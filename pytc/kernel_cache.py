@@ -47,12 +47,12 @@ _memos: dict[str, tuple[tuple[int, ...], dict[str, str]]] = {}  # per file name,
 
 
 def entry_limit() -> int:
-  """PYTC_CACHE_ENTRIES, or its default 4096 when unset or not a number."""
+  """PYTC_CACHE_ENTRIES (default 4096)."""
   return flags.CACHE_ENTRIES.value
 
 
 def cache_dir() -> Path | None:
-  """The cache folder, or None with PYTC_CACHE=0 (read at every call, unlike pytc's other flags: tests and tools switch folders)."""
+  """The cache folder (helpers.cache_root), or None with PYTC_CACHE=0; read at every call, as every flag is: tests and tools switch folders."""
   return None if flags.CACHE.value == 0 else cache_root()
 
 

@@ -110,6 +110,12 @@ def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:
   return used - {v for op in ops if isinstance(op, uop.RangeReduceOp) for v in op.ranges}
 
 
+def read_only_at(buffer: ir.Value, indices: list[ir.Value]) -> bool:
+  """Whether every use of `buffer` is an unmasked read at `indices`."""
+  return all(isinstance(use.owner.opview, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == indices
+             for use in buffer.uses)
+
+
 def read_where_written(kernel: ir.Operation) -> frozenset[int]:
   """The buffer arguments (by position) that a kernel reads only at the element its stores write into its first
   arguments, unmasked and of the type of one of those: the ones that may be an output itself (an assign computed in place)."""
@@ -118,7 +124,4 @@ def read_where_written(kernel: ir.Operation) -> frozenset[int]:
   if [store.dst for store in stores] != parameters[:len(stores)] or any(list(s.indices) != list(stores[0].indices) for s in stores):
     return frozenset()
   at, written = list(stores[0].indices), [p.type for p in parameters[:len(stores)]]
-  def at_the_store(value: ir.Value) -> bool:
-    return all(isinstance(use.owner.opview, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == at
-               for use in value.uses)
-  return frozenset(k for k, value in enumerate(parameters[len(stores):], len(stores)) if value.type in written and at_the_store(value))
+  return frozenset(k for k, value in enumerate(parameters[len(stores):], len(stores)) if value.type in written and read_only_at(value, at))

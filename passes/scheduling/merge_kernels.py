@@ -21,11 +21,11 @@ from mlir.dialects import func
 
 from pytc.dialects import uop
 from pytc.passes import Limit, functions_with, range_size, register
-from pytc.passes.common.analysis import constant_value, kernel_end, sibling_stores, weight
+from pytc.passes.common.analysis import constant_value, kernel_end, read_only_at, sibling_stores, weight
 from pytc.passes.common.attributes import BUFFER_DEVICE, KERNEL, WRITES
 from pytc.passes.common.clone import clone
 from pytc.passes.common.devices import argument_devices
-from pytc.passes.common.uops import is_loop, isa
+from pytc.passes.common.uops import is_loop
 
 
 def stores_of(kernel: func.FuncOp) -> list[uop.StoreOp]:
@@ -38,21 +38,12 @@ def element(kernel: func.FuncOp) -> tuple | None:
   loop ranges) or ("constant", value) (a dim of size 1); None for another kernel."""
   ops = list(kernel.entry_block.operations)
   if any(isinstance(op, uop.RangeReduceOp) or (isinstance(op, uop.RangeOp) and not is_loop(op.result)) for op in ops): return None
-  loops, stores = list(kernel_end(kernel.operation).ranges), stores_of(kernel)
-  if any(list(store.indices) != list(stores[0].indices) for store in stores): return None
-  where = []
-  for index in stores[0].indices:
+  loops, where = list(kernel_end(kernel.operation).ranges), []
+  for index in stores_of(kernel)[0].indices:  # siblings write at the same indices (forms.py)
     if index in loops: where.append(("range", range_size(index), loops.index(index)))
     elif (value := constant_value(index)) is not None: where.append(("constant", value))
     else: return None
   return (len(loops), *where)
-
-
-def read_only_where_written(parameter: ir.Value, kernel: func.FuncOp) -> bool:
-  """Whether `kernel` reads `parameter` only at the element its stores write, unmasked."""
-  at = list(stores_of(kernel)[0].indices)
-  return all(isa(use.owner, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == at
-             for use in parameter.uses)
 
 
 class Merger:
@@ -73,11 +64,12 @@ class Merger:
     a, b = self.kernel(first), self.kernel(second)
     if not (len(a.regions[0].blocks) and len(b.regions[0].blocks)) or WRITES.get(second, 1) != 1: return False
     if (where := element(a)) is None or element(b) != where: return False
-    written, reads = list(first.operands)[:WRITES.get(first, 1)], list(first.operands)[WRITES.get(first, 1):]
+    writes = WRITES.get(first, 1)
+    written, reads = list(first.operands)[:writes], list(first.operands)[writes:]
     output, inputs = second.operands[0], list(second.operands)[1:]
     if output in list(first.operands) or output in inputs or self.device(output) != self.device(written[0]): return False
     forwarded = [p for p, v in zip(list(b.entry_block.arguments)[1:], inputs) if v in written]
-    if not all(read_only_where_written(p, b) for p in forwarded): return False
+    if not all(read_only_at(p, list(stores_of(b)[0].indices)) for p in forwarded): return False
     buffers = len(written) + 1 + len({v for v in reads + inputs if v not in written})
     ops = weight([op.operation for op in a.entry_block.operations]) + weight([op.operation for op in b.entry_block.operations])
     return bool(forwarded or set(reads) & set(inputs)) and buffers <= self.max_buffers and ops <= self.max_ops
