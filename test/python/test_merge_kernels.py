@@ -1,9 +1,11 @@
 """Kernels with several stores (pytc-merge-kernels): an optimizer's update of a parameter and its state in one kernel, the
 same values as separate kernels computed, on the CPU and through the GPU lowering (EMU, AMD:MOCK)."""
+import threading
+
 import numpy as np
 import pytest
 
-from pytc import Tensor, TinyJit
+from pytc import Tensor, TinyJit, dtypes
 from pytc.helpers import Context, GlobalCounters
 from pytc.nn import optim
 
@@ -108,3 +110,39 @@ def test_outputs_of_elementwise_work_reading_the_same_buffer_share_a_kernel():
   assert kernels_of(lambda: Tensor.realize(*outs)) == 1
   x = np.linspace(-2, 2, 40, dtype=np.float32).reshape(5, 8)
   for out, expected in zip(outs, [np.exp(x), x * x, np.maximum(x, 0)]): np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+
+
+VALUES = {np.bool_: [True, False, True, False], np.uint8: [0, 255, 7, 7], np.int32: [-2**31, 2**31 - 1, 0, -1],
+          np.float32: [-0.0, np.inf, np.nan, 3e38], np.float16: [-0.0, -np.inf, np.nan, 65504.0]}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", list(VALUES))
+def test_several_outputs_of_one_input_computed_together_in_every_dtype(device, dtype):
+  x = np.array(VALUES[dtype], dtype).reshape(2, 2)
+  a = Tensor(x, device=device)
+  outs = [a.cast(dtypes.float32) * 2, (a == a).cast(dtypes.int32) + 1, a != a]
+  assert kernels_of(lambda: Tensor.realize(*outs)) == 1
+  with np.errstate(all="ignore"):
+    expected = [x.astype(np.float32) * 2, (x == x).astype(np.int32) + 1, x != x]
+  for out, want in zip(outs, expected):
+    got = out.numpy()
+    np.testing.assert_array_equal(got, want)
+    if got.dtype.kind == "f": assert (np.signbit(got) == np.signbit(want)).all()
+
+
+def test_a_merged_kernel_realized_from_several_threads_at_once():
+  rng = np.random.default_rng(3)
+  inputs = [rng.standard_normal((33, 17)).astype(np.float32) for _ in range(8)]
+  results: dict[int, list[np.ndarray]] = {}
+  def work(i: int) -> None:
+    a = Tensor(inputs[i])
+    outs = [a.exp(), a * a]
+    Tensor.realize(*outs)
+    results[i] = [out.numpy() for out in outs]
+  threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+  for thread in threads: thread.start()
+  for thread in threads: thread.join()
+  for i, x in enumerate(inputs):
+    np.testing.assert_allclose(results[i][0], np.exp(x), rtol=1e-6)
+    np.testing.assert_array_equal(results[i][1], x * x)
