@@ -23,6 +23,7 @@ test: $(VENV)/installed
 	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_models.py -k "resnet or transformer or pooling"
 	PYTC_DEVICE=AMD:MOCK $(BIN)/pytest -q test/python/test_numerics.py test/python/test_jit.py test/python/test_realize_edge.py test/python/test_schedule.py test/python/test_elementwise_edge.py -k "not test_schedule or kernel_count"
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check passes runtime
 
 clean:
 	rm -rf $(VENV) build

@@ -3,6 +3,7 @@
 Backends are found by name: the device "FOO" (or "FOO:1") is the class `FOODevice` of the module `pytc.runtime.ops_foo`
 (a file runtime/ops_foo.py, or a module registered under that name in `sys.modules`). The device contract they implement
 is runtime/device.py."""
+
 import importlib
 import pkgutil
 import sys
@@ -21,9 +22,11 @@ def backends() -> list[str]:
 def open_device(name: str) -> object:
   """Open the device named `name` (e.g. "CPU", "CPU:1"); a name no backend provides raises `ValueError`."""
   base = name.split(":")[0].upper()
-  if base not in backends(): raise ValueError(f"device '{name}' is not available here (available: {', '.join(backends())})")
+  if base not in backends():
+    raise ValueError(f"device '{name}' is not available here (available: {', '.join(backends())})")
   module = importlib.import_module(PREFIX + base.lower())
-  if (device := getattr(module, f"{base}Device", None)) is None: raise ValueError(f"backend module {module.__name__} has no class {base}Device")
+  if (device := getattr(module, f"{base}Device", None)) is None:
+    raise ValueError(f"backend module {module.__name__} has no class {base}Device")
   return device(name)
 
 

@@ -1,7 +1,8 @@
-"""ctypes bindings of the CUDA driver API (libcuda), the entry points the NV device uses: each with its C prototype, bound by
-the name the driver exports (the `_v2` ones where cuda.h maps the plain name to them), and every CUresult other than
-CUDA_SUCCESS raised as a `CUDAError` naming the call and the error (cuGetErrorName, cuGetErrorString). No CUDA toolkit is
-needed: only the driver library, `PYTC_LIBCUDA` or else libcuda.so.1, then libcuda.so."""
+"""ctypes bindings of the CUDA driver API (libcuda), the entry points the NV device uses: each with its C prototype,
+bound by the name the driver exports (the `_v2` ones where cuda.h maps the plain name to them), and every CUresult other
+than CUDA_SUCCESS raised as a `CUDAError` naming the call and the error (cuGetErrorName, cuGetErrorString). No CUDA
+toolkit is needed: only the driver library, `PYTC_LIBCUDA` or else libcuda.so.1, then libcuda.so."""
+
 from __future__ import annotations
 
 import ctypes
@@ -15,7 +16,9 @@ CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABI
 CU_STREAM_NON_BLOCKING = 0x1  # no implicit synchronization with the legacy default stream
 CU_EVENT_DEFAULT = 0x0  # timing enabled
 CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_DEVICEMAP = 0x1, 0x2
-CU_STREAM_WRITE_VALUE_DEFAULT = 0x0  # the write waits for the stream's earlier memory operations (kernel stores included)
+CU_STREAM_WRITE_VALUE_DEFAULT = (
+  0x0  # the write waits for the stream's earlier memory operations (kernel stores included)
+)
 CU_STREAM_WAIT_VALUE_GEQ = 0x0  # until (int64_t)(*address - value) >= 0
 CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 QUERIES = frozenset({"cuStreamQuery", "cuEventQuery"})  # CUDA_ERROR_NOT_READY is an answer, not an error
@@ -54,27 +57,33 @@ PROTOTYPES: dict[str, list] = {
 
 class CUDAError(RuntimeError):
   """A driver call returned an error: `call` names it, `code` is the CUresult."""
+
   def __init__(self, message: str, call: str, code: int):
     super().__init__(message)
     self.call, self.code = call, code
 
 
 class Driver:
-  """The driver library with its entry points as attributes (`driver.cuMemAlloc_v2(...)`), each raising CUDAError on failure;
-  cuStreamQuery and cuEventQuery return CUDA_SUCCESS or CUDA_ERROR_NOT_READY."""
+  """The driver library with its entry points as attributes (`driver.cuMemAlloc_v2(...)`), each raising CUDAError on
+  failure; cuStreamQuery and cuEventQuery return CUDA_SUCCESS or CUDA_ERROR_NOT_READY."""
+
   def __init__(self, path: str):
     self.path, self.library = path, ctypes.CDLL(path)
     self._error_name, self._error_string = self._bind("cuGetErrorName"), self._bind("cuGetErrorString")
-    for function in (self._error_name, self._error_string): function.argtypes, function.restype = [c_int, POINTER(c_char_p)], c_int
+    for function in (self._error_name, self._error_string):
+      function.argtypes, function.restype = [c_int, POINTER(c_char_p)], c_int
     for name, argtypes in PROTOTYPES.items():
       function = self._bind(name)
       function.argtypes, function.restype, function.errcheck = argtypes, c_int, self._check
       setattr(self, name, function)
 
   def _bind(self, name: str) -> ctypes._CFuncPtr:
-    try: return getattr(self.library, name)
+    try:
+      return getattr(self.library, name)
     except AttributeError:
-      raise RuntimeError(f"the NVIDIA driver {self.path} has no {name}: pytc needs a driver for CUDA 12 or newer") from None
+      raise RuntimeError(
+        f"the NVIDIA driver {self.path} has no {name}: pytc needs a driver for CUDA 12 or newer"
+      ) from None
 
   def describe(self, code: int) -> str:
     """`CUDA_ERROR_NAME (code): explanation`, as the driver words it."""
@@ -85,12 +94,14 @@ class Driver:
     return f"{name.value.decode()} ({code})" if known else f"CUresult {code}"
 
   def _check(self, result: int, function: ctypes._CFuncPtr, args: tuple) -> int:
-    if result == CUDA_SUCCESS or (result == CUDA_ERROR_NOT_READY and function.__name__ in QUERIES): return result
+    if result == CUDA_SUCCESS or (result == CUDA_ERROR_NOT_READY and function.__name__ in QUERIES):
+      return result
     raise CUDAError(f"{function.__name__} failed: {self.describe(result)}", function.__name__, result)
 
 
 @functools.cache
-def _load(path: str) -> Driver: return Driver(path)
+def _load(path: str) -> Driver:
+  return Driver(path)
 
 
 def driver() -> Driver:
@@ -99,6 +110,8 @@ def driver() -> Driver:
   candidates = [path] if (path := flags.LIBCUDA.value) else ["libcuda.so.1", "libcuda.so"]
   failures = []
   for candidate in candidates:
-    try: return _load(candidate)
-    except OSError as error: failures.append(str(error))
+    try:
+      return _load(candidate)
+    except OSError as error:
+      failures.append(str(error))
   raise RuntimeError(f"no NVIDIA driver (libcuda.so not found): {'; '.join(failures)}")

@@ -11,6 +11,7 @@ and a u32 size in bytes (header included); all fields are little-endian.
   TIMESTAMP  u64 signal address                  the signal's timestamp becomes the queue's clock
   BARRIER    (no payload)                        writes before are visible to reads after
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -25,7 +26,8 @@ from typing import Any
 from pytc import flags
 from pytc.helpers import DEBUG
 
-# Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing order.
+# Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing
+# order.
 SUBMIT_LOCK = threading.Lock()
 
 
@@ -40,10 +42,16 @@ class Op(enum.IntEnum):  # the opcodes of runtime/hcq_codes.h
 
 HEADER = struct.Struct("<II")
 OPCODES = {op.value: op for op in Op}
-PAYLOADS = {Op.EXEC: struct.Struct("<QQ3I3I"), Op.SIGNAL: struct.Struct("<QQ"), Op.WAIT: struct.Struct("<QQ"),
-            Op.TIMESTAMP: struct.Struct("<Q"), Op.BARRIER: struct.Struct("<"),
-            Op.COPY: struct.Struct("<QQQ")}
-PACKETS = {op: struct.Struct(HEADER.format + payload.format[1:]) for op, payload in PAYLOADS.items()}  # header and payload
+PAYLOADS = {
+  Op.EXEC: struct.Struct("<QQ3I3I"),
+  Op.SIGNAL: struct.Struct("<QQ"),
+  Op.WAIT: struct.Struct("<QQ"),
+  Op.TIMESTAMP: struct.Struct("<Q"),
+  Op.BARRIER: struct.Struct("<"),
+  Op.COPY: struct.Struct("<QQQ"),
+}
+# header and payload
+PACKETS = {op: struct.Struct(HEADER.format + payload.format[1:]) for op, payload in PAYLOADS.items()}
 
 
 class SignalTimeout(TimeoutError):
@@ -59,25 +67,31 @@ class _SignalMemory(ctypes.Structure):
 
 
 class Changes(threading.Condition):
-  """A condition a queue notifies whenever it writes a signal, stops or is reset; `waiting` counts the threads in wait_for, so
-  a queue writing a signal no one waits for skips the notification (a waiter counts itself before it checks, under the lock)."""
+  """A condition a queue notifies whenever it writes a signal, stops or is reset; `waiting` counts the threads in
+  wait_for, so a queue writing a signal no one waits for skips the notification (a waiter counts itself before it
+  checks, under the lock)."""
+
   def __init__(self) -> None:
     super().__init__()
     self.waiting = 0
 
   def wait_for(self, predicate: Callable[[], Any], timeout: float | None = None) -> Any:
     self.waiting += 1
-    try: return super().wait_for(predicate, timeout)
-    finally: self.waiting -= 1
+    try:
+      return super().wait_for(predicate, timeout)
+    finally:
+      self.waiting -= 1
 
   def notify_waiters(self) -> None:
     if self.waiting:
-      with self: self.notify_all()
+      with self:
+        self.notify_all()
 
 
 class Signal:
-  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns). `wakes_host`: the host waits on it
-  (a GPU queue raises its interrupt when it writes one, as it does for the timeline)."""
+  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns). `wakes_host`: the host waits on
+  it (a GPU queue raises its interrupt when it writes one, as it does for the timeline)."""
+
   wakes_host = False
 
   def __init__(self, value: int = 0, owner: object | None = None):
@@ -86,33 +100,48 @@ class Signal:
     self.owner = owner  # the device whose queue stops on an error: a waiter reports that error
 
   @property
-  def value(self) -> int: return self._memory.value
+  def value(self) -> int:
+    return self._memory.value
+
   @value.setter
-  def value(self, value: int) -> None: self._memory.value = value
+  def value(self, value: int) -> None:
+    self._memory.value = value
+
   @property
-  def timestamp_ns(self) -> int: return self._memory.timestamp_ns
+  def timestamp_ns(self) -> int:
+    return self._memory.timestamp_ns
 
   def wait(self, value: int, timeout: float | None = None) -> None:
     """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30), and
     `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped). A
     wait that polled a while sleeps on the owner's `changed` condition, or its `sleep(seconds)` (a GPU's interrupts)."""
-    if self._memory.value >= value: return
+    if self._memory.value >= value:
+      return
     timeout = flags.WAIT_TIMEOUT.value if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
-    changed = getattr(self.owner, "changed", None)  # notified by the owner's queue whenever it writes a signal, stops or resets
-    sleep = getattr(self.owner, "sleep", None)  # else: blocks until the owner's device interrupts (or the seconds given pass)
+    # notified by the owner's queue whenever it writes a signal, stops or resets
+    changed = getattr(self.owner, "changed", None)
+    # else: blocks until the owner's device interrupts (or the seconds given pass)
+    sleep = getattr(self.owner, "sleep", None)
     failure, epoch = getattr(self.owner, "failure", None), getattr(self.owner, "epoch", 0)
     while self._memory.value < value:
-      if failure is not None and (error := failure(epoch)) is not None: raise DeviceError(error)
+      if failure is not None and (error := failure(epoch)) is not None:
+        raise DeviceError(error)
       if time.perf_counter() > deadline:
-        raise SignalTimeout(f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}")
+        raise SignalTimeout(
+          f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}"
+        )
       if changed is not None:
-        with changed: changed.wait_for(lambda: self._memory.value >= value or self.owner.stopped_since(epoch), timeout=0.001)
+        with changed:
+          changed.wait_for(lambda: self._memory.value >= value or self.owner.stopped_since(epoch), timeout=0.001)
       else:
         spins += 1
-        if spins < 1000: time.sleep(0)
-        elif sleep is not None: sleep(min(0.2, max(deadline - time.perf_counter(), 0.0)))
-        else: time.sleep(0.0005)
+        if spins < 1000:
+          time.sleep(0)
+        elif sleep is not None:
+          sleep(min(0.2, max(deadline - time.perf_counter(), 0.0)))
+        else:
+          time.sleep(0.0005)
 
   @staticmethod
   def memory_at(address: int) -> _SignalMemory:
@@ -127,6 +156,7 @@ class Packet:
 
 class HWQueue:
   """Builds one command buffer; each method appends a packet and returns the queue for chaining."""
+
   def __init__(self) -> None:
     self._data = bytearray()
 
@@ -136,30 +166,49 @@ class HWQueue:
     return self
 
   def exec(self, kernel: Any, args: Any) -> HWQueue:
-    """Launch `kernel` (a loaded program's Kernel) with `args` (its LaunchArgs), at the sizes the arguments carry. The packet
-    holds only the arguments' address: the caller keeps `args` (and the program) alive until the launch ran."""
+    """Launch `kernel` (a loaded program's Kernel) with `args` (its LaunchArgs), at the sizes the arguments carry. The
+    packet holds only the arguments' address: the caller keeps `args` (and the program) alive until the launch ran."""
     return self._add(Op.EXEC, kernel.entry, args.address, *args.global_size, *args.local_size)
-  def copy(self, destination: int, source: int, nbytes: int) -> HWQueue: return self._add(Op.COPY, destination, source, nbytes)
-  def signal(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.SIGNAL, signal.address, value)
-  def wait(self, signal: Signal, value: int) -> HWQueue: return self._add(Op.WAIT, signal.address, value)
-  def timestamp(self, signal: Signal) -> HWQueue: return self._add(Op.TIMESTAMP, signal.address)
-  def memory_barrier(self) -> HWQueue: return self._add(Op.BARRIER)
 
-  def bytes(self) -> bytes: return bytes(self._data)
+  def copy(self, destination: int, source: int, nbytes: int) -> HWQueue:
+    return self._add(Op.COPY, destination, source, nbytes)
+
+  def signal(self, signal: Signal, value: int) -> HWQueue:
+    return self._add(Op.SIGNAL, signal.address, value)
+
+  def wait(self, signal: Signal, value: int) -> HWQueue:
+    return self._add(Op.WAIT, signal.address, value)
+
+  def timestamp(self, signal: Signal) -> HWQueue:
+    return self._add(Op.TIMESTAMP, signal.address)
+
+  def memory_barrier(self) -> HWQueue:
+    return self._add(Op.BARRIER)
+
+  def bytes(self) -> bytes:
+    return bytes(self._data)
 
   def submit(self, device: Any) -> HWQueue:
     device.submit(self.bytes())
     return self
 
 
-FIELDS = {Op.EXEC: ("entry", "kernargs", "grid_x", "grid_y", "grid_z", "local_x", "local_y", "local_z"), Op.SIGNAL: ("signal", "value"),
-          Op.WAIT: ("signal", "value"), Op.TIMESTAMP: ("signal",), Op.BARRIER: (), Op.COPY: ("destination", "source", "bytes")}
+FIELDS = {
+  Op.EXEC: ("entry", "kernargs", "grid_x", "grid_y", "grid_z", "local_x", "local_y", "local_z"),
+  Op.SIGNAL: ("signal", "value"),
+  Op.WAIT: ("signal", "value"),
+  Op.TIMESTAMP: ("signal",),
+  Op.BARRIER: (),
+  Op.COPY: ("destination", "source", "bytes"),
+}
 
 
 def show(device: str, ring: str, packets: Iterable[Any]) -> None:
-  """With DEBUG=5, print a command buffer handed to `device`'s `ring`: each packet's offset, name and fields (addresses in hex).
-  A packet is anything with `name`, `offset` and a `fields` dict (the AMD decoders' packets; `named` makes them of host ones)."""
-  if DEBUG < 5: return
+  """With DEBUG=5, print a command buffer handed to `device`'s `ring`: each packet's offset, name and fields (addresses
+  in hex). A packet is anything with `name`, `offset` and a `fields` dict (the AMD decoders' packets; `named` makes them
+  of host ones)."""
+  if DEBUG < 5:
+    return
   print(f"{device} {ring} command buffer:")
   for name, offset, fields in ((p.name, p.offset, p.fields) for p in packets):
     text = " ".join(f"{k}={_value(v)}" for k, v in fields.items())
@@ -167,7 +216,8 @@ def show(device: str, ring: str, packets: Iterable[Any]) -> None:
 
 
 def _value(v: object) -> str:
-  if isinstance(v, tuple): return "(" + ", ".join(map(_value, v)) + ")"
+  if isinstance(v, tuple):
+    return "(" + ", ".join(map(_value, v)) + ")"
   return f"{v:#x}" if isinstance(v, int) and not isinstance(v, bool) and v >= 4096 else str(v)
 
 
@@ -180,16 +230,19 @@ class Named:
 
 def named(packets: Iterable[Packet]) -> Iterator[Named]:
   """Host packets with their fields by name and their index as offset, for `show`."""
-  for index, packet in enumerate(packets): yield Named(packet.op.name, index, dict(zip(FIELDS[packet.op], packet.fields)))
+  for index, packet in enumerate(packets):
+    yield Named(packet.op.name, index, dict(zip(FIELDS[packet.op], packet.fields)))
 
 
 def decode(command_buffer: bytes) -> Iterator[Packet]:
   """The packets of a command buffer; a malformed buffer raises `ValueError` naming the offset."""
   offset = 0
   while offset < len(command_buffer):
-    if offset + HEADER.size > len(command_buffer): raise ValueError(f"truncated packet header at byte {offset}")
+    if offset + HEADER.size > len(command_buffer):
+      raise ValueError(f"truncated packet header at byte {offset}")
     opcode, size = HEADER.unpack_from(command_buffer, offset)
-    if (op := OPCODES.get(opcode)) is None: raise ValueError(f"unknown opcode {opcode} at byte {offset}")
+    if (op := OPCODES.get(opcode)) is None:
+      raise ValueError(f"unknown opcode {opcode} at byte {offset}")
     payload = PAYLOADS[op]
     if size != HEADER.size + payload.size or offset + size > len(command_buffer):
       raise ValueError(f"bad size {size} for {op.name} at byte {offset}")

@@ -3,6 +3,7 @@ worker thread executes HCQ command buffers, so the host keeps running while kern
 queue idle and waits on no signal runs at once on the submitting thread). A launch whose buffers pass PYTC_SPLIT_BYTES,
 or whose steps (outputs times reduction steps) pass PYTC_SPLIT_WORK, is split into slices of its outermost parallel
 range, run on all cores (the slice bounds are a CPU kernel's last two arguments)."""
+
 from __future__ import annotations
 
 import _ctypes
@@ -35,8 +36,10 @@ KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **
 
 
 def _msync() -> ctypes._CFuncPtr | None:
-  try: msync = ctypes.CDLL(None, use_errno=True).msync
-  except (OSError, AttributeError, TypeError): return None  # no C library to ask (not a POSIX system)
+  try:
+    msync = ctypes.CDLL(None, use_errno=True).msync
+  except (OSError, AttributeError, TypeError):
+    return None  # no C library to ask (not a POSIX system)
   msync.argtypes, msync.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
   return msync
 
@@ -45,24 +48,29 @@ _MSYNC, MS_ASYNC = _msync(), 1
 
 
 def mapped(address: int, nbytes: int) -> bool:
-  """Whether every page of [address, address + nbytes) is mapped in this process: msync fails (ENOMEM) on a range with a hole.
-  It cannot tell readable memory from a mapping that forbids access; True where the system cannot be asked."""
-  if not 0 < address < address + max(nbytes, 1) <= 1 << 64: return False
-  if _MSYNC is None or nbytes <= 0: return True
+  """Whether every page of [address, address + nbytes) is mapped in this process: msync fails (ENOMEM) on a range with a
+  hole. It cannot tell readable memory from a mapping that forbids access; True where the system cannot be asked."""
+  if not 0 < address < address + max(nbytes, 1) <= 1 << 64:
+    return False
+  if _MSYNC is None or nbytes <= 0:
+    return True
   start = address & ~(mmap.PAGESIZE - 1)
   return _MSYNC(start, address + nbytes - start, MS_ASYNC) == 0
 
 
 def default_pool_bytes() -> int:
-  """How many bytes of freed buffers a CPU device keeps for reuse unless PYTC_FREE_POOL_BYTES says: 1 GiB, or an eighth of
-  the machine's memory when that is less."""
-  try: memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-  except (ValueError, OSError, AttributeError): memory = 8 << 30
+  """How many bytes of freed buffers a CPU device keeps for reuse unless PYTC_FREE_POOL_BYTES says: 1 GiB, or an eighth
+  of the machine's memory when that is less."""
+  try:
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+  except (ValueError, OSError, AttributeError):
+    memory = 8 << 30
   return min(1 << 30, memory // 8)
 
 
 class CPUBuffer:
   """`nbytes` of host memory, 64-byte aligned (uninitialized, like device memory)."""
+
   def __init__(self, nbytes: int):
     self.nbytes, self.borrowed = nbytes, False
     self._memory: object = np.empty(nbytes + 64, dtype=np.uint8)
@@ -83,11 +91,13 @@ class Kernargs(LaunchArgs):
   """The argument block of one launch: its argument count, then a `void*` per argument (what the kernel's packed entry
   takes), each pointing at a slot that holds the value. A kernel's last two arguments are the [begin, end) of its
   outermost parallel range; `global_size[0]` is how many slices of it run at once, on as many cores."""
+
   def __init__(self, values: list[int], slices: int = 1):
     self.count = n = len(values)
     self._memory = (ctypes.c_uint64 * (1 + 2 * n))(n)
     base = ctypes.addressof(self._memory)
-    for i, value in enumerate(values): self._memory[1 + i], self._memory[1 + n + i] = base + 8 * (1 + n + i), value
+    for i, value in enumerate(values):
+      self._memory[1 + i], self._memory[1 + n + i] = base + 8 * (1 + n + i), value
     self.address: int = base
     self.global_size = (slices, 1, 1)
 
@@ -101,40 +111,51 @@ class Kernargs(LaunchArgs):
 
 
 def elf_problem(data: bytes) -> str | None:
-  """Why `data` is not a whole 64-bit little-endian ELF file (a segment or the section table reaching past its end), or None."""
-  if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01": return "not a 64-bit little-endian ELF file"
+  """Why `data` is not a whole 64-bit little-endian ELF file (a segment or the section table reaching past its end), or
+  None."""
+  if len(data) < 64 or data[:4] != b"\x7fELF" or data[4:6] != b"\x02\x01":
+    return "not a 64-bit little-endian ELF file"
   phoff, shoff = struct.unpack_from("<QQ", data, 0x20)
   phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", data, 0x36)
-  if phentsize < 56 or phoff + phnum * phentsize > len(data): return "program headers past the end"
-  if shnum and shoff + shnum * shentsize > len(data): return "section headers past the end"
+  if phentsize < 56 or phoff + phnum * phentsize > len(data):
+    return "program headers past the end"
+  if shnum and shoff + shnum * shentsize > len(data):
+    return "section headers past the end"
   for header in range(phoff, phoff + phnum * phentsize, phentsize):
     offset, filesz = struct.unpack_from("<Q", data, header + 0x08)[0], struct.unpack_from("<Q", data, header + 0x20)[0]
-    if offset + filesz > len(data): return "a segment past the end"
+    if offset + filesz > len(data):
+      return "a segment past the end"
   return None
 
 
 def load_library(code: bytes) -> ctypes.CDLL:
-  """dlopen a shared library given as bytes, through a private copy: a new file only this user can write, under a name no
-  other library had (the loader would take a library of the same name for the one it already has), removed once loaded."""
-  if (problem := elf_problem(code)) is not None: raise ValueError(f"not a loadable CPU binary: {problem}")
+  """dlopen a shared library given as bytes, through a private copy: a new file only this user can write, under a name
+  no other library had (the loader would take a library of the same name for the one it already has), removed once
+  loaded."""
+  if (problem := elf_problem(code)) is not None:
+    raise ValueError(f"not a loadable CPU binary: {problem}")
   descriptor, path = tempfile.mkstemp(prefix="pytc-", suffix=".so")
   try:
-    with open(descriptor, "wb") as file: file.write(code)
+    with open(descriptor, "wb") as file:
+      file.write(code)
     return ctypes.CDLL(path)
-  finally: os.unlink(path)
+  finally:
+    os.unlink(path)
 
 
 class CPUKernel(Kernel):
   """A kernel's packed entry `void(void **args)`: its buffers, then the [begin, end) of its outermost parallel range."""
+
   def __init__(self, device: CPUDevice, info: KernelInfo, entry: int):
     self.device, self.name, self.entry, self.extent = device, info.name, entry, info.sizes["extent"]
-    self.cores = info.sizes.get("cores")  # chosen by a kernel search; else by the bytes it touches and the steps it takes
+    # chosen by a kernel search; else by the bytes it touches and the steps it takes
+    self.cores = info.sizes.get("cores")
     self.work = info.sizes.get("work", 0)
 
   def args(self, buffers: list[CPUBuffer]) -> Kernargs:
-    """Arguments over the whole range, split across the cores its search chose, else across all cores once the buffers pass
-    PYTC_SPLIT_BYTES (default 256 KiB) or its steps PYTC_SPLIT_WORK (default 128K, as long as the default bytes take to
-    stream: a 64x64 matmul's 262K multiply-adds take ~9 us on one core, 2/3 of that on two)."""
+    """Arguments over the whole range, split across the cores its search chose, else across all cores once the buffers
+    pass PYTC_SPLIT_BYTES (default 256 KiB) or its steps PYTC_SPLIT_WORK (default 128K, as long as the default bytes
+    take to stream: a 64x64 matmul's 262K multiply-adds take ~9 us on one core, 2/3 of that on two)."""
     big = sum(b.nbytes for b in buffers) >= flags.SPLIT_BYTES.value or self.work >= flags.SPLIT_WORK.value
     cores = self.cores if self.cores is not None else self.device.cores if big else 1
     slices = max(1, min(cores, self.device.cores, self.extent))
@@ -142,24 +163,29 @@ class CPUKernel(Kernel):
 
 
 class CPUProgram(Program):
-  """A shared library of kernels (pytc.compilers.cpu builds it), unmapped (dlclose) once the Program is garbage collected:
-  its kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit capture while it
-  can replay). At exit it stays mapped: the device's threads may still be in its code."""
+  """A shared library of kernels (pytc.compilers.cpu builds it), unmapped (dlclose) once the Program is garbage
+  collected: its kernels run only through a live Program (a realize holds it until its launches finished, a TinyJit
+  capture while it can replay). At exit it stays mapped: the device's threads may still be in its code."""
+
   kernel: type[Kernel] = CPUKernel  # what launches each kernel: its argument layout
 
   def __init__(self, device: CPUDevice, binary: Binary):
     super().__init__(device, binary)
     self.library = load_library(binary.code)
-    if (dlclose := getattr(_ctypes, "dlclose", None)) is not None: weakref.finalize(self, dlclose, self.library._handle).atexit = False
+    if (dlclose := getattr(_ctypes, "dlclose", None)) is not None:
+      weakref.finalize(self, dlclose, self.library._handle).atexit = False
     for info in binary.kernels:
-      try: entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
-      except AttributeError: raise ValueError(f"the CPU binary has no kernel {info.name}") from None
+      try:
+        entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
+      except AttributeError:
+        raise ValueError(f"the CPU binary has no kernel {info.name}") from None
       self.kernels[info.name] = self.kernel(device, info, entry)
 
 
 class CPUAllocator(Allocator):
-  """Host memory, 64-byte aligned. Freed buffers are kept for reuse up to `pool_bytes` (PYTC_FREE_POOL_BYTES, default: see
-  default_pool_bytes), those freed longest ago released first."""
+  """Host memory, 64-byte aligned. Freed buffers are kept for reuse up to `pool_bytes` (PYTC_FREE_POOL_BYTES, default:
+  see default_pool_bytes), those freed longest ago released first."""
+
   host_memory = True
 
   def __init__(self) -> None:
@@ -179,18 +205,22 @@ class CPUAllocator(Allocator):
     return CPUBuffer(nbytes)
 
   def wrap(self, address: int, nbytes: int, owner: object = None) -> CPUBuffer:
-    """Host memory at `address` used in place; ValueError unless all of it is mapped (a wrong address would crash a kernel)."""
-    if not mapped(address, nbytes): raise ValueError(f"the {nbytes} bytes at address {address:#x} are not all mapped in this process")
+    """Host memory at `address` used in place; ValueError unless all of it is mapped (a wrong address would crash a
+    kernel)."""
+    if not mapped(address, nbytes):
+      raise ValueError(f"the {nbytes} bytes at address {address:#x} are not all mapped in this process")
     return CPUBuffer.wrap(address, nbytes, owner)
 
   def free(self, buffer: CPUBuffer) -> None:
-    """Keep `buffer` for reuse; beyond `pool_bytes` pooled, the buffers freed longest ago go back to the system (one larger
-    than `pool_bytes` at once)."""
-    if buffer.borrowed or buffer.nbytes > self.pool_bytes: return
+    """Keep `buffer` for reuse; beyond `pool_bytes` pooled, the buffers freed longest ago go back to the system (one
+    larger than `pool_bytes` at once)."""
+    if buffer.borrowed or buffer.nbytes > self.pool_bytes:
+      return
     released: list[CPUBuffer] = []
     with self._pool_lock:
       if (same_size := self._free_buffers.get(buffer.nbytes)) is None:
-        if len(self._free_buffers) > 2 * len(self._freed_order) + 64:  # forget the sizes with nothing pooled (amortized)
+        # forget the sizes with nothing pooled (amortized)
+        if len(self._free_buffers) > 2 * len(self._freed_order) + 64:
           self._free_buffers = {nbytes: pooled for nbytes, pooled in self._free_buffers.items() if pooled}
         same_size = self._free_buffers[buffer.nbytes] = []
       same_size.append(buffer)
@@ -202,54 +232,66 @@ class CPUAllocator(Allocator):
         self._pooled -= oldest.nbytes
     released.clear()  # their memory goes back here, outside the lock
 
-  def pooled_bytes(self) -> int: return self._pooled
+  def pooled_bytes(self) -> int:
+    return self._pooled
 
   def copyin(self, buffer: CPUBuffer, data: memoryview) -> None:
-    if len(data) != buffer.nbytes: raise ValueError(f"copyin of {len(data)} bytes into a {buffer.nbytes}-byte buffer")
+    if len(data) != buffer.nbytes:
+      raise ValueError(f"copyin of {len(data)} bytes into a {buffer.nbytes}-byte buffer")
     buffer.as_memoryview()[:] = data
 
   def copyout(self, destination: memoryview, buffer: CPUBuffer) -> None:
-    if len(destination) != buffer.nbytes: raise ValueError(f"copyout of a {buffer.nbytes}-byte buffer into {len(destination)} bytes")
+    if len(destination) != buffer.nbytes:
+      raise ValueError(f"copyout of a {buffer.nbytes}-byte buffer into {len(destination)} bytes")
     destination[:] = buffer.as_memoryview()
 
   def transfer(self, destination: CPUBuffer, source: CPUBuffer, nbytes: int) -> None:
     if nbytes > min(destination.nbytes, source.nbytes):
-      raise ValueError(f"transfer of {nbytes} bytes from a {source.nbytes}-byte buffer into a {destination.nbytes}-byte one")
+      raise ValueError(
+        f"transfer of {nbytes} bytes from a {source.nbytes}-byte buffer into a {destination.nbytes}-byte one"
+      )
     ctypes.memmove(destination.address, source.address, nbytes)
 
 
 class CPUQueue:
-  """Executes submitted command buffers in order, natively (runtime/packets.c), on one worker thread. A buffer submitted while
-  the queue is idle, and that waits on no signal, runs at once on the submitting thread instead (still in order: nothing is
-  queued or running), which saves the two thread hand-offs of a round trip through the worker."""
+  """Executes submitted command buffers in order, natively (runtime/packets.c), on one worker thread. A buffer submitted
+  while the queue is idle, and that waits on no signal, runs at once on the submitting thread instead (still in order:
+  nothing is queued or running), which saves the two thread hand-offs of a round trip through the worker."""
+
   def __init__(self, device: CPUDevice, name: str):
     self.device, self._pending = device, queue.SimpleQueue()
-    # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the device)
+    # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the
+    # device)
     self._state, self._executing, self._outstanding = threading.RLock(), ExecutionLock(), 0
     self._offset = ctypes.c_uint64()  # where the executing buffer is
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes, scanned: tuple[bool, int] | None = None) -> None:
-    """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing packet.
-    On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone already, and
-    resets the device either way (see CPUDevice). `scanned`: what scanning the buffer finds, when the caller knows it
-    (whether it waits on a signal, the highest value it signals the timeline with)."""
-    if DEBUG >= 5: show(self.device.name, "compute", named(whole_packets(command_buffer)))
-    if type(command_buffer) is not bytes: command_buffer = bytes(command_buffer)
+    """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing
+    packet. On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone
+    already, and resets the device either way (see CPUDevice). `scanned`: what scanning the buffer finds, when the
+    caller knows it (whether it waits on a signal, the highest value it signals the timeline with)."""
+    if DEBUG >= 5:
+      show(self.device.name, "compute", named(whole_packets(command_buffer)))
+    if type(command_buffer) is not bytes:
+      command_buffer = bytes(command_buffer)
     waits, last = self.scan(command_buffer) if scanned is None else scanned
     with self._state:
       epoch = self.device._admit(last)
       inline = self._outstanding == 0 and not waits
       self._outstanding += 1
-      if inline: self._executing.acquire()
-    if inline: self._execute(epoch, command_buffer, waits)
-    else: self._pending.put((epoch, command_buffer, waits))
+      if inline:
+        self._executing.acquire()
+    if inline:
+      self._execute(epoch, command_buffer, waits)
+    else:
+      self._pending.put((epoch, command_buffer, waits))
 
   def immediate(self, command_buffer: bytes, brief: bool = False) -> Immediate:
-    """A callable executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is queued
-    or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to account for.
-    It runs in C (runtime/immediate.c): a call costs a few attribute reads and the execution lock besides the packets. A
-    `brief` buffer runs holding the GIL."""
+    """A callable executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is
+    queued or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to
+    account for. It runs in C (runtime/immediate.c): a call costs a few attribute reads and the execution lock besides
+    the packets. A `brief` buffer runs holding the GIL."""
     shown = (lambda: show(self.device.name, "compute", named(whole_packets(command_buffer)))) if DEBUG >= 5 else None
     return Immediate(self, bytes(command_buffer), QUEUE_RUN, shown, brief)
 
@@ -261,7 +303,9 @@ class CPUQueue:
   def scan(self, command_buffer: bytes) -> tuple[bool, int]:
     """Whether the buffer waits on a signal, and the highest value it signals the device's timeline with (0: none)."""
     last = ctypes.c_uint64()
-    return bool(native.pytc_queue_scan(command_buffer, len(command_buffer), self.device.timeline.address, last)), last.value
+    return bool(
+      native.pytc_queue_scan(command_buffer, len(command_buffer), self.device.timeline.address, last)
+    ), last.value
 
   def _run(self) -> None:
     while True:
@@ -270,69 +314,83 @@ class CPUQueue:
       self._execute(epoch, command_buffer, waits)
 
   def _execute(self, epoch: int, command_buffer: bytes, waits: bool) -> None:
-    """Run one command buffer holding the execution lock (released here); dropped when the queue stopped, or was reset since
-    the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
+    """Run one command buffer holding the execution lock (released here); dropped when the queue stopped, or was reset
+    since the buffer was submitted. A failing packet, or malformed bytes after the whole ones, stops the queue."""
     try:
       if epoch == self.device.epoch and self.device.error is None:
         self._run_packets(self._arguments(command_buffer, int(flags.WAIT_TIMEOUT.value * 1e9) if waits else 0))
-    except QueueStop as stop: self._stopped(epoch, stop)
+    except QueueStop as stop:
+      self._stopped(epoch, stop)
     finally:
       self._executing.release()
-      with self._state: self._outstanding -= 1
+      with self._state:
+        self._outstanding -= 1
 
   def _stopped(self, epoch: int, stop: QueueStop) -> None:
     self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
 
   def _arguments(self, command_buffer: bytes, timeout_ns: int) -> tuple:
-    """pytc_queue_run's arguments for `command_buffer` from its start, a WAIT timing out after `timeout_ns` (0: a buffer that waits on none)."""
+    """pytc_queue_run's arguments for `command_buffer` from its start, a WAIT timing out after `timeout_ns` (0: a buffer
+    that waits on none)."""
     return command_buffer, ctypes.c_uint64(len(command_buffer)), ctypes.byref(self._offset), ctypes.c_int64(timeout_ns)
 
   def _run_packets(self, arguments: tuple) -> None:
-    """Execute every packet (holding the execution lock), waking the host's waiters after each SIGNAL; QueueStop at one that
-    fails (a WAIT after its timeout, PYTC_WAIT_TIMEOUT seconds)."""
+    """Execute every packet (holding the execution lock), waking the host's waiters after each SIGNAL; QueueStop at one
+    that fails (a WAIT after its timeout, PYTC_WAIT_TIMEOUT seconds)."""
     command_buffer, nbytes, _, timeout = arguments
     offset, changed = self._offset, self.device.changed
     offset.value = 0
     while (status := native.pytc_queue_run(*arguments)) == SIGNALED:
-      if changed.waiting: changed.notify_waiters()
-      if offset.value >= nbytes.value: return
-    if status != DONE: raise QueueStop.at(command_buffer, offset.value, status, timeout.value * 1e-9)
+      if changed.waiting:
+        changed.notify_waiters()
+      if offset.value >= nbytes.value:
+        return
+    if status != DONE:
+      raise QueueStop.at(command_buffer, offset.value, status, timeout.value * 1e-9)
 
 
 class QueueStop(Exception):
   """Why the queue stopped, and at which packet (`where`)."""
+
   def __init__(self, where: str, error: str):
     super().__init__(error)
     self.where, self.error = where, error
 
   @classmethod
   def at(cls, command_buffer: bytes, offset: int, status: int, timeout: float) -> QueueStop:
-    """The stop at the packet at byte `offset` (whole, unless the status says it is malformed), said as the packets' decoder says it."""
+    """The stop at the packet at byte `offset` (whole, unless the status says it is malformed), said as the packets'
+    decoder says it."""
     index = len(whole_packets(command_buffer[:offset]))
     if status == MALFORMED:
-      try: list(decode(command_buffer))
-      except ValueError as error: return cls(f"packet {index} (malformed)", f"ValueError: {error}")
+      try:
+        list(decode(command_buffer))
+      except ValueError as error:
+        return cls(f"packet {index} (malformed)", f"ValueError: {error}")
       return cls(f"packet {index} (malformed)", f"ValueError: a packet that is not whole at byte {offset}")
     packet = whole_packets(command_buffer[offset:])[0]
     if status == TIMED_OUT:
       signal, value = packet.fields
-      return cls(f"packet {index} (WAIT)", f"SignalTimeout: WAIT on signal {signal:#x} for {value} timed out after {timeout:g} s")
+      return cls(
+        f"packet {index} (WAIT)", f"SignalTimeout: WAIT on signal {signal:#x} for {value} timed out after {timeout:g} s"
+      )
     return cls(f"packet {index} ({packet.op.name})", "MemoryError: no memory for the slices of a split launch")
 
 
 def whole_packets(command_buffer: bytes) -> list[Packet]:
   """The packets of a command buffer up to the first that is not whole."""
   packets: list[Packet] = []
-  with contextlib.suppress(ValueError): packets.extend(decode(command_buffer))
+  with contextlib.suppress(ValueError):
+    packets.extend(decode(command_buffer))
   return packets
 
 
 class CPUDevice(Compiled):
   """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions.
 
-  A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming the
-  packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped queue
-  resets it by itself, after raising the error itself when no waiter has raised it yet."""
+  A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming
+  the packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped
+  queue resets it by itself, after raising the error itself when no waiter has raised it yet."""
+
   polls_host_signals = True
 
   def __init__(self, name: str = "CPU"):
@@ -340,27 +398,40 @@ class CPUDevice(Compiled):
     self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
     self.changed = Changes()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = self.target.cores  # the cores this process may use (host_cpu)
-    if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0: raise OSError("could not start the CPU worker threads")
+    if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0:
+      raise OSError("could not start the CPU worker threads")
     self.compute = CPUQueue(self, "compute")
     self.timeline, self.timeline_value = Signal(0, owner=self), 0
-    self._stopped_at, self._timeline_submitted, self._reported = 0, 0, False  # timeline values reached at the stop and submitted
-    self._failures: dict[int, tuple[str, int]] = {}  # epoch -> (the error that ended it, the timeline value reached by then)
-    self._unsynchronized = threading.local()  # per thread, epoch -> the last timeline value it submitted, until it synchronizes
+    # timeline values reached at the stop and submitted
+    self._stopped_at, self._timeline_submitted, self._reported = (
+      0,
+      0,
+      False,
+    )
+    # epoch -> (the error that ended it, the timeline value reached by then)
+    self._failures: dict[int, tuple[str, int]] = {}
+    # per thread, epoch -> the last timeline value it submitted, until it synchronizes
+    self._unsynchronized = threading.local()
 
-  def submit(self, command_buffer: bytes) -> None: self.compute.submit(command_buffer)
-  def immediate(self, command_buffer: bytes, brief: bool = False) -> Callable[[], bool]: return self.compute.immediate(command_buffer, brief)
+  def submit(self, command_buffer: bytes) -> None:
+    self.compute.submit(command_buffer)
+
+  def immediate(self, command_buffer: bytes, brief: bool = False) -> Callable[[], bool]:
+    return self.compute.immediate(command_buffer, brief)
 
   def timeline_submitter(self, command_buffer: bytes) -> Callable[[], None]:
-    """As every device's, the signal packet written in place behind the buffer (no queue built on each call), and the queue
-    told what a scan of the buffer finds (it signals the timeline only there)."""
+    """As every device's, the signal packet written in place behind the buffer (no queue built on each call), and the
+    queue told what a scan of the buffer finds (it signals the timeline only there)."""
     waits, own = self.compute.scan(command_buffer)
-    if own: return super().timeline_submitter(command_buffer)  # it signals the timeline itself
+    if own:
+      return super().timeline_submitter(command_buffer)  # it signals the timeline itself
     buffer = bytearray(command_buffer) + bytes(SIGNAL_PACKET.size)
 
     def submit() -> None:
       value = self.next_timeline_value()
       SIGNAL_PACKET.pack_into(buffer, len(command_buffer), Op.SIGNAL, SIGNAL_PACKET.size, self.timeline.address, value)
       self.compute.submit(bytes(buffer), (waits, value))
+
     return submit
 
   def next_timeline_value(self) -> int:
@@ -368,47 +439,61 @@ class CPUDevice(Compiled):
     return self.timeline_value
 
   def synchronize(self, timeout: float | None = None) -> None:
-    """Wait until the queue ran everything submitted. DeviceError when it stopped, or when a reset dropped work this thread
-    submitted before this call."""
+    """Wait until the queue ran everything submitted. DeviceError when it stopped, or when a reset dropped work this
+    thread submitted before this call."""
     submitted = self._unsynchronized.__dict__
-    if self.error is None and self.timeline.value >= self.timeline_value and (not submitted or (len(submitted) == 1 and self.epoch in submitted)):
+    if (
+      self.error is None
+      and self.timeline.value >= self.timeline_value
+      and (not submitted or (len(submitted) == 1 and self.epoch in submitted))
+    ):
       return submitted.clear()  # all of it done, none dropped
     epochs = list(submitted.items())
     submitted.clear()
     self.timeline.wait(self.timeline_value, timeout)
     for epoch, value in epochs:
-      if (epoch != self.epoch or self.error is not None) and (error := self.failure(epoch, value)) is not None: raise DeviceError(error)
+      if (epoch != self.epoch or self.error is not None) and (error := self.failure(epoch, value)) is not None:
+        raise DeviceError(error)
 
   def reset(self) -> str | None:
     """Recover a stopped queue: waiters on the device's signals raise DeviceError, the command buffers it had queued are
-    dropped, and the timeline counts them as finished, so later submits run and synchronize() returns. Returns the error it
-    cleared, None when the queue was running (then nothing changes). A kernel still running cannot be stopped."""
-    with self.compute._state: error = self._recover()
+    dropped, and the timeline counts them as finished, so later submits run and synchronize() returns. Returns the error
+    it cleared, None when the queue was running (then nothing changes). A kernel still running cannot be stopped."""
+    with self.compute._state:
+      error = self._recover()
     self._unsynchronized.__dict__.clear()  # the caller was told
     return error
 
-  def stopped_since(self, epoch: int) -> bool: return self.error is not None or self.epoch != epoch
+  def stopped_since(self, epoch: int) -> bool:
+    return self.error is not None or self.epoch != epoch
 
   def failure(self, epoch: int, value: int = 0) -> str | None:
-    """The error that stopped the queue in `epoch` (stopped now, or reset since), or None. With `value`: None also when the
-    timeline had reached `value` by then (that work finished). A returned error counts as raised, in the calling thread."""
-    if epoch == self.epoch: error, reached = self.error, self._stopped_at
-    else: error, reached = self._failures.get(epoch, (f"{self.name} queue stopped and was reset", -1))
-    if error is None or 0 < value <= reached: return None
+    """The error that stopped the queue in `epoch` (stopped now, or reset since), or None. With `value`: None also when
+    the timeline had reached `value` by then (that work finished). A returned error counts as raised, in the calling
+    thread."""
+    if epoch == self.epoch:
+      error, reached = self.error, self._stopped_at
+    else:
+      error, reached = self._failures.get(epoch, (f"{self.name} queue stopped and was reset", -1))
+    if error is None or 0 < value <= reached:
+      return None
     self._reported = True
-    self._unsynchronized.__dict__.pop(epoch, None)  # this thread is told: its next synchronize() does not raise it again
+    # this thread is told: its next synchronize() does not raise it again
+    self._unsynchronized.__dict__.pop(epoch, None)
     return error
 
   def _admit(self, timeline_value: int) -> int:
-    """The epoch a command buffer that signals the timeline up to `timeline_value` runs in (under the queue's state lock). On a
-    stopped queue it resets the device first, raising the error (and dropping the buffer) when no waiter has raised it yet."""
+    """The epoch a command buffer that signals the timeline up to `timeline_value` runs in (under the queue's state
+    lock). On a stopped queue it resets the device first, raising the error (and dropping the buffer) when no waiter has
+    raised it yet."""
     if (error := self.error) is not None:
       reported = self._reported
       if not reported:
         self._timeline_submitted = max(self._timeline_submitted, timeline_value)  # counted as dropped
         self._unsynchronized.__dict__.pop(self.epoch, None)  # this thread is told below
       self._recover()
-      if not reported: raise DeviceError(error)
+      if not reported:
+        raise DeviceError(error)
     if timeline_value:  # what synchronize() waits for: it checks that this thread's work was not dropped
       self._timeline_submitted = max(self._timeline_submitted, timeline_value)
       self._unsynchronized.__dict__[self.epoch] = timeline_value
@@ -416,14 +501,17 @@ class CPUDevice(Compiled):
 
   def _stop(self, epoch: int, error: str) -> None:
     with self.changed:
-      if self.error is None and self.epoch == epoch: self.error, self._stopped_at = error, self.timeline.value
+      if self.error is None and self.epoch == epoch:
+        self.error, self._stopped_at = error, self.timeline.value
       self.changed.notify_all()
 
   def _recover(self) -> str | None:
     with self.changed:
-      if (error := self.error) is None: return None
+      if (error := self.error) is None:
+        return None
       self._failures[self.epoch] = (error, self._stopped_at)
-      self._failures.pop(self.epoch - 64, None)  # a waiter from that long ago is told the queue stopped, without the reason
+      # a waiter from that long ago is told the queue stopped, without the reason
+      self._failures.pop(self.epoch - 64, None)
       self.timeline.value = max(self.timeline.value, self._timeline_submitted)
       self.epoch, self.error, self._reported = self.epoch + 1, None, False
       self.changed.notify_all()

@@ -11,6 +11,7 @@ buffers' two dimensions then merge into one in the kernel's signature (the same 
 other use (an index `a + 1`, a padding condition, a broadcast read along `b` alone) keeps them apart. Pairs merge
 until none is left, innermost first, so a fully contiguous elementwise kernel becomes one range.
 """
+
 from mlir import ir
 
 from pytc.dialects import uop
@@ -26,30 +27,36 @@ ACCESSES = (uop.IndexOp, uop.StoreOp)
 def pair_position(op: ir.OpView, a: ir.Value, b: ir.Value) -> int | None:
   """The dimension `d` where an access indexes its buffer with `a` and `d + 1` with `b`, which holds as many elements as
   `b` has values; None for another op, or an access using them otherwise."""
-  if not isinstance(op, ACCESSES): return None
+  if not isinstance(op, ACCESSES):
+    return None
   indices = list(op.indices)
-  if sum(i in (a, b) for i in indices) != 2: return None
+  if sum(i in (a, b) for i in indices) != 2:
+    return None
   d = next((d for d in range(len(indices) - 1) if indices[d] == a and indices[d + 1] == b), None)
   return d if d is not None and ir.MemRefType(buffer_of(op).type).shape[d + 1] == range_size(b) else None
 
 
 def merge_plan(a: ir.Value, b: ir.Value) -> dict[ir.Value, int] | None:
   """For mergeable `a` and `b`: each buffer argument they index, with the dimension where its two merge; else None."""
-  if range_size(a) == 0 or range_size(b) == 0: return None
+  if range_size(a) == 0 or range_size(b) == 0:
+    return None
   closing = (uop.EndOp, uop.RangeReduceOp)
   accesses = {key: op for key, op in users(a).items() if not isinstance(op, closing)}
-  if accesses.keys() != {key for key, op in users(b).items() if not isinstance(op, closing)}: return None
+  if accesses.keys() != {key for key, op in users(b).items() if not isinstance(op, closing)}:
+    return None
   buffers: dict[ir.Value, int] = {}
   for op in accesses.values():
     buffer, d = buffer_of(op) if isinstance(op, ACCESSES) else None, pair_position(op, a, b)
-    if d is None or not isinstance(buffer, ir.BlockArgument) or buffers.setdefault(buffer, d) != d: return None
-  if any(pair_position(op, a, b) != d for buffer, d in buffers.items() for op in users(buffer).values()): return None  # merged alike everywhere
+    if d is None or not isinstance(buffer, ir.BlockArgument) or buffers.setdefault(buffer, d) != d:
+      return None
+  if any(pair_position(op, a, b) != d for buffer, d in buffers.items() for op in users(buffer).values()):
+    return None  # merged alike everywhere
   return buffers
 
 
 def merged_shape(buffer: ir.Value, d: int) -> list[int]:
   shape = list(ir.MemRefType(buffer.type).shape)
-  return shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2:]
+  return shape[:d] + [shape[d] * shape[d + 1]] + shape[d + 2 :]
 
 
 def merge(fn: ir.OpView, a: ir.Value, b: ir.Value, buffers: dict[ir.Value, int]) -> None:
@@ -69,12 +76,18 @@ def neighbours(fn: ir.OpView) -> list[tuple[ir.Value, ir.Value]]:
 
 
 def merge_kernel(fn: ir.OpView) -> None:
-  while (found := next(((a, b, plan) for a, b in neighbours(fn) if (plan := merge_plan(a, b)) is not None), None)) is not None:
+  while (
+    found := next(((a, b, plan) for a, b in neighbours(fn) if (plan := merge_plan(a, b)) is not None), None)
+  ) is not None:
     merge(fn, *found)
 
 
-@register("pytc-merge-ranges", "merge neighbouring ranges that every access reads as one contiguous dimension (wider loops to vectorize)",
-          takes=("kernel",))
+@register(
+  "pytc-merge-ranges",
+  "merge neighbouring ranges that every access reads as one contiguous dimension (wider loops to vectorize)",
+  takes=("kernel",),
+)
 def merge_ranges(module: ir.Operation) -> None:
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
-    if KERNEL.get(fn): merge_kernel(fn)
+    if KERNEL.get(fn):
+      merge_kernel(fn)

@@ -5,10 +5,12 @@ o // 32 * 32 + c: the read varies with every output channel, so no rows of outpu
 generators keep scalar loops (25x slower than a vectorized convolution). When every use of a range `r` of N values is
 r // d or r mod d (the same d, dividing N), an access indexing a buffer dimension of exactly N values with `r`, or the
 `uop.end` or `uop.range_reduce` closing it, `r` becomes two ranges, `g` of N / d values and `i` of d, with g in place of
-r // d, i in place of r mod d, and (g, i) in place of r in the loop nest and in every access: the buffers' dimension of N
-splits into N / d x d in the kernel's signature (the same memory, read in the same order). Every access of such a buffer
-must index that dimension with `r`. The grouped convolution then reads input channel g * 32 + c, which rows of `i` share.
+r // d, i in place of r mod d, and (g, i) in place of r in the loop nest and in every access: the buffers' dimension of
+N splits into N / d x d in the kernel's signature (the same memory, read in the same order). Every access of such a
+buffer must index that dimension with `r`. The grouped convolution then reads input channel g * 32 + c, which rows of
+`i` share.
 """
+
 from mlir import ir
 
 from pytc.dialects import uop
@@ -22,11 +24,14 @@ DIVISIONS = {"arith.divui": "div", "arith.remui": "mod"}
 
 
 def position(op: ir.OpView, r: ir.Value) -> int | None:
-  """The dimension an access indexes with `r` (its only use of it there), when that dimension has as many elements as `r`."""
-  if not isinstance(op, uop.IndexOp | uop.StoreOp): return None
+  """The dimension an access indexes with `r` (its only use of it there), when that dimension has as many elements as
+  `r`."""
+  if not isinstance(op, uop.IndexOp | uop.StoreOp):
+    return None
   indices = list(op.indices)
   found = [d for d, index in enumerate(indices) if index == r]
-  if len(found) != 1: return None
+  if len(found) != 1:
+    return None
   return found[0] if ir.MemRefType(buffer_of(op).type).shape[found[0]] == range_size(r) else None
 
 
@@ -34,15 +39,23 @@ def split_plan(r: ir.Value) -> tuple[int, dict[ir.Value, int]] | None:
   """(d, each buffer argument indexed with `r` and the dimension it splits) when `r` can split by d; else None."""
   divisors, buffers, size = set(), {}, range_size(r)
   for op in users(r).values():
-    if isinstance(op, uop.EndOp | uop.RangeReduceOp): continue
+    if isinstance(op, uop.EndOp | uop.RangeReduceOp):
+      continue
     if op.operation.name in DIVISIONS:
-      if op.operands[0] != r or (d := constant_value(op.operands[1])) is None: return None
+      if op.operands[0] != r or (d := constant_value(op.operands[1])) is None:
+        return None
       divisors.add(d)
       continue
-    if (d := position(op, r)) is None or not isinstance(buffer := buffer_of(op), ir.BlockArgument) or buffers.setdefault(buffer, d) != d:
+    if (
+      (d := position(op, r)) is None
+      or not isinstance(buffer := buffer_of(op), ir.BlockArgument)
+      or buffers.setdefault(buffer, d) != d
+    ):
       return None
-  if len(divisors) != 1 or (d := divisors.pop()) <= 1 or d >= size or size % d: return None
-  if any(position(op, r) != dim for buffer, dim in buffers.items() for op in users(buffer).values()): return None
+  if len(divisors) != 1 or (d := divisors.pop()) <= 1 or d >= size or size % d:
+    return None
+  if any(position(op, r) != dim for buffer, dim in buffers.items() for op in users(buffer).values()):
+    return None
   return d, buffers
 
 
@@ -50,9 +63,11 @@ def split(fn: ir.OpView, r: ir.Value, d: int, buffers: dict[ir.Value, int], fres
   size = range_size(r)
   with ir.InsertionPoint(r.owner), r.owner.location:
     outer, inner = new_range(range_kind(r), size // d, range_id(r)), new_range(range_kind(r), d, fresh_id)
+
   def split_shape(buffer: ir.Value, dim: int) -> list[int]:
     shape = list(ir.MemRefType(buffer.type).shape)
-    return shape[:dim] + [size // d, d] + shape[dim + 1:]
+    return shape[:dim] + [size // d, d] + shape[dim + 1 :]
+
   reshape_arguments(fn, {buffer: split_shape(buffer, dim) for buffer, dim in buffers.items()})
   for op in users(r).values():
     if op.operation.name in DIVISIONS:
@@ -71,8 +86,12 @@ def split_kernel(fn: ir.OpView) -> None:
       fresh += 1
 
 
-@register("pytc-split-ranges", "split a range used only as r // d, r mod d and whole buffer dimensions into two ranges (no division)",
-          takes=("kernel",))
+@register(
+  "pytc-split-ranges",
+  "split a range used only as r // d, r mod d and whole buffer dimensions into two ranges (no division)",
+  takes=("kernel",),
+)
 def split_ranges(module: ir.Operation) -> None:
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
-    if KERNEL.get(fn): split_kernel(fn)
+    if KERNEL.get(fn):
+      split_kernel(fn)

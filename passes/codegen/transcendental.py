@@ -31,26 +31,28 @@ constants (ln2, 1/ln2, pi/2, 2/3) are split into parts of 53 bits from fixed-poi
   exp(x)  = 2^n e^r        n = roundeven(x / ln2), r = x - n ln2 as a pair: x - n ln2_1 exact in one fma (n ln2_1 is a
                            multiple of ulp(ln2_1) and the difference below 1), n ln2_2 an exact pair (ln2_3 n < 2^-97)
   exp2(x) = 2^n e^r        n = roundeven(x), r = (x - n) ln2 as a pair (x - n exact)
-           e^r = (1 + r_high, an exact pair) + r_high^2 (1/2 + r/6 + ... + r^12/14!) + r_low (1 + r), the Taylor series to
-           degree 14 (truncation below 2^-63 on |r| <= ln2/2); 2^n in two halves built in the exponent bits
+           e^r = (1 + r_high, an exact pair) + r_high^2 (1/2 + r/6 + ... + r^12/14!) + r_low (1 + r), the Taylor series
+           to degree 14 (truncation below 2^-63 on |r| <= ln2/2); 2^n in two halves built in the exponent bits
   log(x)  = e ln2 + log(m) x = m 2^e, m in [sqrt(1/2), sqrt(2)) (denormals scaled by 2^54 first), f = m - 1 exact,
-                           s = f / (2 + f) as a pair (the division's remainder by fma), log(m) = 2 atanh(s) = 2s + 2s^3/3
-                           (both pairs) + s^5 (2/5 + 2s^2/7 + ... + 2s^20/25) in doubles (|s| <= 0.172: truncation 2^-71,
-                           log(m) to about 2^-63); e ln2 = e ln2_1 (42 bits: exact for |e| < 2^11) + e ln2_2
+                           s = f / (2 + f) as a pair (the division's remainder by fma), log(m) = 2 atanh(s) =
+                           2s + 2s^3/3 (both pairs) + s^5 (2/5 + 2s^2/7 + ... + 2s^20/25) in doubles (|s| <= 0.172:
+                           truncation 2^-71, log(m) to about 2^-63); e ln2 = e ln2_1 (42 bits: exact for |e| < 2^11)
+                           + e ln2_2
   log2(x) = e + log(m)/ln2 the pair log(m) times 1/ln2 in two parts, e added exactly
-  sin(x), cos(x)           x = k pi/2 + r, |r| <= pi/4, r as a pair; by (k + 0 for sin, 1 for cos) mod 4: sin(r), cos(r),
-                           -sin(r) or -cos(r), with z = r_high^2, sin(r) = r + r z S(z) + r_low (1 - z/2) and cos(r) =
-                           (1 - z/2, an exact pair) + z^2 C(z) - r_high r_low, Taylor series to r^17 and r^18
-                           (truncation below 2^-63). Up to |x| = 2^30, r = x - k (pi/2)_1 (exact in one fma) - k (pi/2)_2
-                           (an exact pair) - k (pi/2)_3: r to about 2^-130 absolute, so r keeps its relative precision
-                           near every multiple of pi/2 (no double is nearer to one than 2^-61). Beyond (an scf.if, when
-                           some lane needs it), x 2/pi mod 4 from 22 pieces of 53 bits of 2/pi (to 2^-1166, enough for
-                           x up to 2^1024): each product x piece an exact pair, each part reduced exactly mod 4 into
-                           [-2, 2] (the pieces that only add multiples of 4 drop out), summed as a pair whose whole part
-                           goes to k; pieces too small for a normal double are scaled by 2^600 and x by 2^-600.
+  sin(x), cos(x)           x = k pi/2 + r, |r| <= pi/4, r as a pair; by (k + 0 for sin, 1 for cos) mod 4: sin(r),
+                           cos(r), -sin(r) or -cos(r), with z = r_high^2, sin(r) = r + r z S(z) + r_low (1 - z/2) and
+                           cos(r) = (1 - z/2, an exact pair) + z^2 C(z) - r_high r_low, Taylor series to r^17 and r^18
+                           (truncation below 2^-63). Up to |x| = 2^30, r = x - k (pi/2)_1 (exact in one fma)
+                           - k (pi/2)_2 (an exact pair) - k (pi/2)_3: r to about 2^-130 absolute, so r keeps its
+                           relative precision near every multiple of pi/2 (no double is nearer to one than 2^-61).
+                           Beyond (an scf.if, when some lane needs it), x 2/pi mod 4 from 22 pieces of 53 bits of 2/pi
+                           (to 2^-1166, enough for x up to 2^1024): each product x piece an exact pair, each part
+                           reduced exactly mod 4 into [-2, 2] (the pieces that only add multiples of 4 drop out),
+                           summed as a pair whose whole part goes to k; pieces too small for a normal double are
+                           scaled by 2^600 and x by 2^-600.
   pow(x, y) = 2^(y log2|x|) log2|x| as a pair, times y as an exact product plus y low, 2^ of that pair as exp2 does
-                           (the low part folded into the reduced argument); f32, f16 and bf16 compute in f64 and round once.
-                           C99's special values are selected at the end (see pow_f64).
+                           (the low part folded into the reduced argument); f32, f16 and bf16 compute in f64 and round
+                           once. C99's special values are selected at the end (see pow_f64).
 
 Accuracy, measured against mpmath at 160 bits (sin, cos: 2300) over 7000 to 16000 values each (random over the whole
 domain, near 1 for log, near multiples of pi/2 and up to 1.7e308 for sin and cos, results over the whole range for pow):
@@ -59,6 +61,7 @@ sin 0.65, cos 0.63 (glibc: 8 ulp at 6381956970095103 2^797, the double nearest a
 rounded), pow f64 0.73 (glibc 0.73 on the same values); pow f32 the correctly rounded f32 for all 20000 pairs checked.
 About 99% of the f64 results are correctly rounded.
 """
+
 import math as constants
 from collections.abc import Callable
 from fractions import Fraction
@@ -72,14 +75,28 @@ from pytc.dialects import uop
 from pytc.passes.codegen.lanes import shaped, splat
 
 
-def float_type(like: ir.Value) -> ir.Type: return shaped(ir.F32Type.get(), like)
-def int_type(like: ir.Value) -> ir.Type: return shaped(ir.IntegerType.get_signless(32), like)
+def float_type(like: ir.Value) -> ir.Type:
+  return shaped(ir.F32Type.get(), like)
 
 
-def f32(value: float, like: ir.Value) -> ir.Value: return splat(ir.FloatAttr.get(ir.F32Type.get(), value), like)
-def f64(value: float, like: ir.Value) -> ir.Value: return splat(ir.FloatAttr.get(ir.F64Type.get(), value), like)
-def i32(value: int, like: ir.Value) -> ir.Value: return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value), like)
-def i64(value: int, like: ir.Value) -> ir.Value: return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value), like)
+def int_type(like: ir.Value) -> ir.Type:
+  return shaped(ir.IntegerType.get_signless(32), like)
+
+
+def f32(value: float, like: ir.Value) -> ir.Value:
+  return splat(ir.FloatAttr.get(ir.F32Type.get(), value), like)
+
+
+def f64(value: float, like: ir.Value) -> ir.Value:
+  return splat(ir.FloatAttr.get(ir.F64Type.get(), value), like)
+
+
+def i32(value: int, like: ir.Value) -> ir.Value:
+  return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(32), value), like)
+
+
+def i64(value: int, like: ir.Value) -> ir.Value:
+  return splat(ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value), like)
 
 
 def horner(x: ir.Value, coefficients: list[float]) -> ir.Value:
@@ -88,11 +105,14 @@ def horner(x: ir.Value, coefficients: list[float]) -> ir.Value:
   element = ir.VectorType(x.type).element_type if isinstance(x.type, ir.VectorType) else x.type
   result = splat(ir.FloatAttr.get(element, coefficients[-1]), x)
   for c in reversed(coefficients[:-1]):
-    result = arith.addf(arith.mulf(result, x, fastmath=contract), splat(ir.FloatAttr.get(element, c), x), fastmath=contract)
+    result = arith.addf(
+      arith.mulf(result, x, fastmath=contract), splat(ir.FloatAttr.get(element, c), x), fastmath=contract
+    )
   return result
 
 
-def is_nan(x: ir.Value) -> ir.Value: return arith.cmpf(arith.CmpFPredicate.UNO, x, x)
+def is_nan(x: ir.Value) -> ir.Value:
+  return arith.cmpf(arith.CmpFPredicate.UNO, x, x)
 
 
 def power_of_two(n: ir.Value) -> ir.Value:
@@ -108,15 +128,16 @@ def clamped(x: ir.Value, bound: float) -> ir.Value:
 
 
 def scaled(series: ir.Value, n_float: ir.Value) -> ir.Value:
-  """series * 2^n for a whole n in [-160, 160] (an f32), as 2^half * 2^(n - half): exact down to the denormals, where the
-  second product rounds once; beyond the f32 range inf or 0."""
+  """series * 2^n for a whole n in [-160, 160] (an f32), as 2^half * 2^(n - half): exact down to the denormals, where
+  the second product rounds once; beyond the f32 range inf or 0."""
   n = arith.fptosi(int_type(series), n_float)
   half = arith.shrsi(n, i32(1, series))
   return arith.mulf(arith.mulf(series, power_of_two(half)), power_of_two(arith.subi(n, half)))
 
 
 def interpolated(fn: Callable[[np.ndarray], np.ndarray], degree: int, half_width: float) -> list[float]:
-  """The coefficients (lowest power first) of the polynomial interpolating fn at the Chebyshev nodes of [-half_width, half_width]."""
+  """The coefficients (lowest power first) of the polynomial interpolating fn at the Chebyshev nodes of [-half_width,
+  half_width]."""
   fit = chebyshev.Chebyshev.interpolate(fn, degree, domain=[-half_width, half_width])
   return [float(c) for c in fit.convert(kind=polynomial.Polynomial).coef]
 
@@ -145,17 +166,28 @@ def exp2(x: ir.Value) -> ir.Value:
   return arith.select(is_nan(x), x, scaled(series, n_float))
 
 
-# tanh(x) = x p(x^2) for |x| < TANH_NEAR_BELOW, p(s) = 1 + s q(s), q the Chebyshev fit of (tanh(x) / x - 1) / x^2 in x^2 on
-# [0, 0.55^2] (within a rounding of the type), highest power first
+# tanh(x) = x p(x^2) for |x| < TANH_NEAR_BELOW, p(s) = 1 + s q(s), q the Chebyshev fit of (tanh(x) / x - 1) / x^2 in x^2
+# on [0, 0.55^2] (within a rounding of the type), highest power first
 TANH_NEAR_BELOW = 0.55
 TANH_NEAR = (-0.006610227831114734, 0.021309388664443474, -0.05390942882746055, 0.1333311372902087, -0.3333333200797698)
-TANH_NEAR_F64 = (5.390642014172176e-05, -0.00021454222089075102, 0.0005817724407868131, -0.0014541180436174583, 0.003591904413192802,
-                 -0.008863217663269123, 0.021869487712363182, -0.05396825394889914, 0.13333333333315647, -0.3333333333333331)
+TANH_NEAR_F64 = (
+  5.390642014172176e-05,
+  -0.00021454222089075102,
+  0.0005817724407868131,
+  -0.0014541180436174583,
+  0.003591904413192802,
+  -0.008863217663269123,
+  0.021869487712363182,
+  -0.05396825394889914,
+  0.13333333333315647,
+  -0.3333333333333331,
+)
 
 
 def odd_tanh(x: ir.Value, near: tuple[float, ...], power: Callable[[ir.Value], ir.Value], saturates: float) -> ir.Value:
-  """tanh from its series near 0 and, beyond, sign(x) (1 - 2 / (power(|x|) + 1)) with power(a) = e^(2a), |x| capped where
-  tanh rounds to 1 (so the power stays finite): the subtracted part is at most 1/2, nothing cancels. NaN is selected last."""
+  """tanh from its series near 0 and, beyond, sign(x) (1 - 2 / (power(|x|) + 1)) with power(a) = e^(2a), |x| capped
+  where tanh rounds to 1 (so the power stays finite): the subtracted part is at most 1/2, nothing cancels. NaN is
+  selected last."""
   a, s = math.absf(x), arith.mulf(x, x)
   series = arith.mulf(x, horner(s, [1.0, *reversed(near)]))  # -0.0 stays -0.0
   bound = float_like(saturates, x)
@@ -167,16 +199,18 @@ def odd_tanh(x: ir.Value, near: tuple[float, ...], power: Callable[[ir.Value], i
 
 
 def tanh(x: ir.Value) -> ir.Value:
-  """f32: e^(2a) as 2^t, t = 2a/ln2 <= 29 (a capped at 10, where tanh is 1 in f32): 2^n p(t - n) without exp's clamps and
-  split scaling. Within 1.8 ulp (the rounding of t adds up to 2a 2^-24 relative to e^(2a), most near a = 0.55)."""
+  """f32: e^(2a) as 2^t, t = 2a/ln2 <= 29 (a capped at 10, where tanh is 1 in f32): 2^n p(t - n) without exp's clamps
+  and split scaling. Within 1.8 ulp (the rounding of t adds up to 2a 2^-24 relative to e^(2a), most near a = 0.55)."""
+
   def power(a: ir.Value) -> ir.Value:
     t = arith.mulf(a, f32(2 / constants.log(2), a))
     n_float = math.roundeven(t)
     return arith.mulf(horner(arith.subf(t, n_float), EXP2_SERIES), power_of_two(arith.fptosi(int_type(a), n_float)))
+
   return odd_tanh(x, TANH_NEAR, power, 10.0)
 
 
-LN2_HIGH = round(constants.log(2) * 2 ** 16) / 2 ** 16  # 16 significant bits
+LN2_HIGH = round(constants.log(2) * 2**16) / 2**16  # 16 significant bits
 LN2_LOW = constants.log(2) - LN2_HIGH
 
 
@@ -184,19 +218,20 @@ def exp(x: ir.Value) -> ir.Value:
   contract = ir.Attribute.parse("#arith.fastmath<contract>")
   finite = clamped(x, 111.0)  # n up to 160: e^111 overflows, e^-111 underflows to 0
   n_float = math.roundeven(arith.mulf(finite, f32(1 / constants.log(2), x)))
-  r = arith.subf(finite, arith.mulf(n_float, f32(LN2_HIGH, x), fastmath=contract), fastmath=contract)  # exact: it cancels
+  # exact: it cancels
+  r = arith.subf(finite, arith.mulf(n_float, f32(LN2_HIGH, x), fastmath=contract), fastmath=contract)
   r = arith.subf(r, arith.mulf(n_float, f32(LN2_LOW, x), fastmath=contract), fastmath=contract)
   series = horner(r, EXP_SERIES)
   return arith.select(is_nan(x), x, scaled(series, n_float))
 
 
 def logarithm_parts(x: ir.Value) -> tuple[ir.Value, ir.Value]:
-  """(e, log(m)) in f32 with x = m 2^e, m in [sqrt(1/2), sqrt(2)). log(m) = 2 atanh(s) = 2s + s R(s^2) with f = m - 1 (exact)
-  and s = f / (2 + f), so 2s = f - s f and log(m) = f - (f^2/2 - s (f^2/2 + R)): f itself, exact, carries most of it and
-  the rounding errors stay in the smaller correction."""
+  """(e, log(m)) in f32 with x = m 2^e, m in [sqrt(1/2), sqrt(2)). log(m) = 2 atanh(s) = 2s + s R(s^2) with f = m - 1
+  (exact) and s = f / (2 + f), so 2s = f - s f and log(m) = f - (f^2/2 - s (f^2/2 + R)): f itself, exact, carries most
+  of it and the rounding errors stay in the smaller correction."""
   i32_type = int_type(x)
-  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, f32(2.0 ** -126, x))
-  normal = arith.select(tiny, arith.mulf(x, f32(2.0 ** 23, x)), x)  # denormals scaled into the normal range
+  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, f32(2.0**-126, x))
+  normal = arith.select(tiny, arith.mulf(x, f32(2.0**23, x)), x)  # denormals scaled into the normal range
   bits = arith.bitcast(i32_type, normal)
   exponent = arith.subi(arith.andi(arith.shrui(bits, i32(23, x)), i32(0xFF, x)), i32(127, x))
   mantissa = arith.bitcast(float_type(x), arith.ori(arith.andi(bits, i32(0x7FFFFF, x)), i32(0x3F800000, x)))
@@ -217,7 +252,8 @@ def logarithm_special_values(x: ir.Value, result: ir.Value) -> ir.Value:
   """log(0) = -inf, log(inf) = inf, NaN for negative x and NaN."""
   result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(0.0, x)), f32(-constants.inf, x), result)
   result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(constants.inf, x)), x, result)
-  return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f32(0.0, x)), f32(constants.nan, x), result)  # also NaN in, NaN out
+  # also NaN in, NaN out
+  return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, f32(0.0, x)), f32(constants.nan, x), result)
 
 
 def log2(x: ir.Value) -> ir.Value:
@@ -234,27 +270,32 @@ def log(x: ir.Value) -> ir.Value:
 
 def machin_pi(bits: int) -> int:
   """floor(pi 2^bits) to within a few units, by Machin's formula pi = 16 atan(1/5) - 4 atan(1/239) in fixed point."""
+
   def arctan_inverse(n: int) -> int:
     total, power, k = 0, (1 << bits) // n, 1
     while power:
       total, power, k = total + (power // k if k % 4 == 1 else -(power // k)), power // (n * n), k + 2
     return total
+
   return 16 * arctan_inverse(5) - 4 * arctan_inverse(239)
 
 
 PI_BITS = 400
 PI_FIXED = machin_pi(PI_BITS + 64) >> 64  # pi 2^400, exact in all but its last bits
-PI_HIGH = round(constants.pi * 2 ** 27) / 2 ** 27  # 29 significant bits
+PI_HIGH = round(constants.pi * 2**27) / 2**27  # 29 significant bits
 PI_LOW = float(Fraction(PI_FIXED, 1 << PI_BITS) - Fraction(PI_HIGH))
-NEAR_LIMIT = 2.0 ** 24  # |x| up to here: |k| < 2^23, so (k - 1/2) PI_HIGH is exact in f64
+NEAR_LIMIT = 2.0**24  # |x| up to here: |k| < 2^23, so (k - 1/2) PI_HIGH is exact in f64
 PIECE_BITS, PIECES = 29, 7  # 1/pi to 2^-203: for x up to 2^128 (its last bit 2^104), 70 bits below the point
 INVERSE_PI = (1 << (PIECE_BITS * PIECES + PI_BITS)) // PI_FIXED  # floor(2^203 / pi)
-INVERSE_PI_PIECES = [((INVERSE_PI >> (PIECE_BITS * (PIECES - 1 - i))) & ((1 << PIECE_BITS) - 1)) * 2.0 ** (-PIECE_BITS * (i + 1))
-                     for i in range(PIECES)]
+INVERSE_PI_PIECES = [
+  ((INVERSE_PI >> (PIECE_BITS * (PIECES - 1 - i))) & ((1 << PIECE_BITS) - 1)) * 2.0 ** (-PIECE_BITS * (i + 1))
+  for i in range(PIECES)
+]
 
 
 def near_reduction(x: ir.Value, offset: float) -> tuple[ir.Value, ir.Value]:
-  """(k, r) in f64 with x + offset pi = k pi + r, |r| <= pi/2, for an f64 x (an f32 widened) of magnitude up to NEAR_LIMIT."""
+  """(k, r) in f64 with x + offset pi = k pi + r, |r| <= pi/2, for an f64 x (an f32 widened) of magnitude up to
+  NEAR_LIMIT."""
   contract = ir.Attribute.parse("#arith.fastmath<contract>")
   quotient = arith.mulf(x, f64(1 / constants.pi, x))
   k = math.roundeven(arith.addf(quotient, f64(offset, x)) if offset else quotient)
@@ -266,9 +307,9 @@ def near_reduction(x: ir.Value, offset: float) -> tuple[ir.Value, ir.Value]:
 def far_reduction(x: ir.Value, offset: float) -> tuple[ir.Value, ir.Value]:
   """(k up to a multiple of 2, r) in f64 with x + offset pi = k pi + r, |r| <= pi/2, for any finite f64 x that is an f32
   widened: the fraction of x / pi + offset, summed piece by piece from offset, each product x * piece exact (24 by 29
-  bits) and reduced exactly into [-1, 1] (so that a small term of either sign stays small and adds without cancelling the
-  bits below it), the sum kept in [-1/2, 1/2], where x + offset pi near any multiple of pi has a fraction near 0 (not
-  near 1/2) and keeps its relative precision."""
+  bits) and reduced exactly into [-1, 1] (so that a small term of either sign stays small and adds without cancelling
+  the bits below it), the sum kept in [-1/2, 1/2], where x + offset pi near any multiple of pi has a fraction near 0
+  (not near 1/2) and keeps its relative precision."""
   contract = ir.Attribute.parse("#arith.fastmath<contract>")
   fraction, k = (f64(offset, x) if offset else None), None
   for piece in INVERSE_PI_PIECES:
@@ -282,13 +323,19 @@ def far_reduction(x: ir.Value, offset: float) -> tuple[ir.Value, ir.Value]:
 
 
 def any_lane(condition: ir.Value) -> ir.Value:
-  if not isinstance(condition.type, ir.VectorType): return condition
+  if not isinstance(condition.type, ir.VectorType):
+    return condition
   return vector.reduction(ir.IntegerType.get_signless(1), vector.CombiningKind.OR, condition)
 
 
 HALF_PI_SQUARED = (constants.pi / 2) ** 2
-SINE_OVER_R = [float(c) for c in chebyshev.Chebyshev.interpolate(lambda s: np.sinc(np.sqrt(s) / constants.pi), 5, domain=[0, HALF_PI_SQUARED])
-               .convert(kind=polynomial.Polynomial).coef]  # sin(r) / r in r^2 on [0, (pi/2)^2], relative error 2^-35
+# sin(r) / r in r^2 on [0, (pi/2)^2], relative error 2^-35
+SINE_OVER_R = [
+  float(c)
+  for c in chebyshev.Chebyshev.interpolate(lambda s: np.sinc(np.sqrt(s) / constants.pi), 5, domain=[0, HALF_PI_SQUARED])
+  .convert(kind=polynomial.Polynomial)
+  .coef
+]
 
 
 def shifted_sine(x: ir.Value, offset: float) -> ir.Value:
@@ -301,11 +348,13 @@ def shifted_sine(x: ir.Value, offset: float) -> ir.Value:
   with ir.InsertionPoint(branch.then_block):
     far_k, far_r = far_reduction(wide, offset)
     scf.YieldOp([arith.select(far, far_k, k), arith.select(far, far_r, r)])
-  with ir.InsertionPoint(branch.else_block): scf.YieldOp([k, r])
+  with ir.InsertionPoint(branch.else_block):
+    scf.YieldOp([k, r])
   k, r = branch.results
   bits = shaped(ir.IntegerType.get_signless(64), x)
-  k_bits = arith.bitcast(bits, arith.addf(k, f64(1.5 * 2 ** 52, x)))  # k (an integer) in the low bits of the mantissa
-  r = arith.bitcast(r.type, arith.xori(arith.bitcast(bits, r), arith.shli(k_bits, i64(63, x))))  # (-1)^k sin(r) = sin((-1)^k r)
+  k_bits = arith.bitcast(bits, arith.addf(k, f64(1.5 * 2**52, x)))  # k (an integer) in the low bits of the mantissa
+  # (-1)^k sin(r) = sin((-1)^k r)
+  r = arith.bitcast(r.type, arith.xori(arith.bitcast(bits, r), arith.shli(k_bits, i64(63, x))))
   return arith.truncf(float_type(x), arith.mulf(r, horner(arith.mulf(r, r), SINE_OVER_R)))
 
 
@@ -313,10 +362,12 @@ def sin(x: ir.Value) -> ir.Value:
   return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, f32(0.0, x)), x, shifted_sine(x, 0.0))  # sin(-0) = -0
 
 
-def cos(x: ir.Value) -> ir.Value: return shifted_sine(x, 0.5)
+def cos(x: ir.Value) -> ir.Value:
+  return shifted_sine(x, 0.5)
 
 
 # *** f64 and pow, for targets without a math library ***
+
 
 def float_like(value: float, x: ir.Value) -> ir.Value:
   """`value` as a constant of x's float type, in x's shape."""
@@ -324,7 +375,8 @@ def float_like(value: float, x: ir.Value) -> ir.Value:
   return splat(ir.FloatAttr.get(element, value), x)
 
 
-def fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value: return math.fma(a, b, c)
+def fma(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+  return math.fma(a, b, c)
 
 
 def two_product(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -349,21 +401,24 @@ def two_sum(a: ir.Value, b: ir.Value) -> tuple[ir.Value, ir.Value]:
 def fixed_atanh_inverse(n: int, bits: int) -> int:
   """atanh(1/n) 2^bits, to within a few units."""
   total, power, k = 0, (1 << bits) // n, 1
-  while power: total, power, k = total + power // k, power // (n * n), k + 2
+  while power:
+    total, power, k = total + power // k, power // (n * n), k + 2
   return total
 
 
 def parts(value: Fraction, count: int) -> list[float]:
-  """`value` as `count` doubles, each the nearest to what the ones before leave: their sum is `value` to ~2^-53^count."""
+  """`value` as `count` doubles, each the nearest to what the ones before leave: their sum is `value` to
+  ~2^-53^count."""
   out = []
-  for _ in range(count): out.append(float(value - sum(map(Fraction, out), Fraction(0))))
+  for _ in range(count):
+    out.append(float(value - sum(map(Fraction, out), Fraction(0))))
   return out
 
 
 def head(value: Fraction, bits: int) -> float:
   """`value` rounded to `bits` significant bits: its products with integers of 53 - bits bits are exact."""
   shift = bits - value.numerator.bit_length() + value.denominator.bit_length()
-  return float(Fraction(round(value * 2 ** shift), 2 ** shift))
+  return float(Fraction(round(value * 2**shift), 2**shift))
 
 
 WIDE_BITS = 1300
@@ -379,7 +434,9 @@ TWO_THIRDS_PARTS = parts(Fraction(2, 3), 2)
 
 def clamped64(x: ir.Value, bound: float) -> ir.Value:
   """x limited to [-bound, bound], NaN as 0 (its result is selected at the end)."""
-  return arith.select(is_nan(x), float_like(0.0, x), arith.minimumf(arith.maximumf(x, float_like(-bound, x)), float_like(bound, x)))
+  return arith.select(
+    is_nan(x), float_like(0.0, x), arith.minimumf(arith.maximumf(x, float_like(-bound, x)), float_like(bound, x))
+  )
 
 
 def power_of_two64(n: ir.Value) -> ir.Value:
@@ -399,8 +456,9 @@ EXP_TAIL = [1 / constants.factorial(k) for k in range(2, 15)]  # e^r = 1 + r + r
 
 
 def exp_reduced(r_high: ir.Value, r_low: ir.Value) -> ir.Value:
-  """e^(r_high + r_low) for |r_high| <= ln2/2 (a little more is fine) and |r_low| within a few ulps of r_high: 1 + r_high as
-  an exact pair, the rest (r^2 series, the pair's rounding error, r_low e^r_high to first order) added to it once."""
+  """e^(r_high + r_low) for |r_high| <= ln2/2 (a little more is fine) and |r_low| within a few ulps of r_high: 1 +
+  r_high as an exact pair, the rest (r^2 series, the pair's rounding error, r_low e^r_high to first order) added to it
+  once."""
   contract = ir.Attribute.parse("#arith.fastmath<contract>")
   one, error = fast_two_sum(float_like(1.0, r_high), r_high)
   series = arith.mulf(arith.mulf(r_high, r_high), horner(r_high, EXP_TAIL))
@@ -409,13 +467,15 @@ def exp_reduced(r_high: ir.Value, r_low: ir.Value) -> ir.Value:
 
 
 def exp2_pair(high: ir.Value, low: ir.Value) -> ir.Value:
-  """2^(high + low) for a finite high in [-1100, 1100], |low| a few ulps of it: n = roundeven(high), f = high - n (exact)
-  plus low as a pair (low may be as large as f), e^(f ln2) with f ln2 as a pair (ln2 in two parts, the product's error by a
-  fused multiply-add), scaled by 2^n."""
+  """2^(high + low) for a finite high in [-1100, 1100], |low| a few ulps of it: n = roundeven(high), f = high - n
+  (exact) plus low as a pair (low may be as large as f), e^(f ln2) with f ln2 as a pair (ln2 in two parts, the product's
+  error by a fused multiply-add), scaled by 2^n."""
   n = math.roundeven(high)
   f, f_low = two_sum(arith.subf(high, n), low)
   r_high, r_error = two_product(f, float_like(LN2_PARTS[0], f))
-  r_low = arith.addf(r_error, arith.addf(arith.mulf(f, float_like(LN2_PARTS[1], f)), arith.mulf(f_low, float_like(LN2_PARTS[0], f))))
+  r_low = arith.addf(
+    r_error, arith.addf(arith.mulf(f, float_like(LN2_PARTS[1], f)), arith.mulf(f_low, float_like(LN2_PARTS[0], f)))
+  )
   return scaled64(exp_reduced(r_high, r_low), n)
 
 
@@ -426,7 +486,8 @@ def exp2_f64(x: ir.Value) -> ir.Value:
 def exp_f64(x: ir.Value) -> ir.Value:
   finite = clamped64(x, 760.0)  # n up to 1097: e^760 overflows, e^-760 underflows to 0
   n = math.roundeven(arith.mulf(finite, float_like(INVERSE_LN2_PARTS[0], x)))
-  r1 = fma(arith.negf(n), float_like(LN2_PARTS[0], x), finite)  # exact: n ln2_1 is a multiple of ulp(ln2_1), r1 in (-1, 1)
+  # exact: n ln2_1 is a multiple of ulp(ln2_1), r1 in (-1, 1)
+  r1 = fma(arith.negf(n), float_like(LN2_PARTS[0], x), finite)
   t_high, t_low = two_product(n, float_like(LN2_PARTS[1], x))
   r_high, error = two_sum(r1, arith.negf(t_high))
   return arith.select(is_nan(x), x, scaled64(exp_reduced(r_high, arith.subf(error, t_low)), n))
@@ -437,10 +498,11 @@ LOG_TAIL = [2 / (2 * k + 1) for k in range(2, 13)]  # atanh(s) 2 = 2s + 2s^3/3 +
 
 def logarithm_pair(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
   """(e, high, low) with x = m 2^e, m in [sqrt(1/2), sqrt(2)), log(m) = high + low to about 2^-64 relative: log(m) =
-  2 atanh(s), s = f / (2 + f), f = m - 1 (exact), with s, 2s and 2s^3/3 as pairs and the rest of the series in doubles."""
+  2 atanh(s), s = f / (2 + f), f = m - 1 (exact), with s, 2s and 2s^3/3 as pairs and the rest of the series in
+  doubles."""
   i64_type = shaped(ir.IntegerType.get_signless(64), x)
-  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, float_like(2.0 ** -1022, x))
-  normal = arith.select(tiny, arith.mulf(x, float_like(2.0 ** 54, x)), x)  # denormals scaled into the normal range
+  tiny = arith.cmpf(arith.CmpFPredicate.OLT, x, float_like(2.0**-1022, x))
+  normal = arith.select(tiny, arith.mulf(x, float_like(2.0**54, x)), x)  # denormals scaled into the normal range
   bits = arith.bitcast(i64_type, normal)
   exponent = arith.subi(arith.andi(arith.shrui(bits, i64(52, x)), i64(0x7FF, x)), i64(1023, x))
   mantissa = arith.bitcast(x.type, arith.ori(arith.andi(bits, i64((1 << 52) - 1, x)), i64(0x3FF0000000000000, x)))
@@ -456,8 +518,12 @@ def logarithm_pair(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
   c_high, c_error = two_product(z_high, s_high)  # s_high^3
   c_low = arith.addf(c_error, arith.mulf(z_low, s_high))
   u_high, u_error = two_product(c_high, float_like(TWO_THIRDS_PARTS[0], x))  # 2/3 s^3
-  u_low = arith.addf(arith.addf(u_error, arith.mulf(c_low, float_like(TWO_THIRDS_PARTS[0], x))),
-                     arith.addf(arith.mulf(c_high, float_like(TWO_THIRDS_PARTS[1], x)), arith.mulf(arith.mulf(z_high, s_low), float_like(2.0, x))))
+  u_low = arith.addf(
+    arith.addf(u_error, arith.mulf(c_low, float_like(TWO_THIRDS_PARTS[0], x))),
+    arith.addf(
+      arith.mulf(c_high, float_like(TWO_THIRDS_PARTS[1], x)), arith.mulf(arith.mulf(z_high, s_low), float_like(2.0, x))
+    ),
+  )
   rest = arith.mulf(arith.mulf(c_high, z_high), horner(z_high, LOG_TAIL))
   twice = arith.mulf(s_high, float_like(2.0, x))
   high, error = fast_two_sum(twice, u_high)
@@ -469,13 +535,20 @@ def log2_pair(x: ir.Value) -> tuple[ir.Value, ir.Value]:
   """log2(x) = e + log(m) / ln2 as a pair (high, low)."""
   exponent, high, low = logarithm_pair(x)
   p_high, p_error = two_product(high, float_like(INVERSE_LN2_PARTS[0], x))
-  p_low = arith.addf(p_error, arith.addf(arith.mulf(high, float_like(INVERSE_LN2_PARTS[1], x)), arith.mulf(low, float_like(INVERSE_LN2_PARTS[0], x))))
+  p_low = arith.addf(
+    p_error,
+    arith.addf(
+      arith.mulf(high, float_like(INVERSE_LN2_PARTS[1], x)), arith.mulf(low, float_like(INVERSE_LN2_PARTS[0], x))
+    ),
+  )
   total, error = fast_two_sum(exponent, p_high)  # |e| >= 1 > |p_high|, or e = 0
   return fast_two_sum(total, arith.addf(error, p_low))
 
 
 def logarithm_special_values64(x: ir.Value, result: ir.Value) -> ir.Value:
-  result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, float_like(0.0, x)), float_like(-constants.inf, x), result)
+  result = arith.select(
+    arith.cmpf(arith.CmpFPredicate.OEQ, x, float_like(0.0, x)), float_like(-constants.inf, x), result
+  )
   result = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, float_like(constants.inf, x)), x, result)
   return arith.select(arith.cmpf(arith.CmpFPredicate.ULT, x, float_like(0.0, x)), float_like(constants.nan, x), result)
 
@@ -487,22 +560,37 @@ def log2_f64(x: ir.Value) -> ir.Value:
 
 def log_f64(x: ir.Value) -> ir.Value:
   exponent, high, low = logarithm_pair(x)
-  total, error = fast_two_sum(arith.mulf(exponent, float_like(LN2_HEAD, x)), high)  # e LN2_HEAD exact, larger than |high| unless 0
+  # e LN2_HEAD exact, larger than |high| unless 0
+  total, error = fast_two_sum(arith.mulf(exponent, float_like(LN2_HEAD, x)), high)
   low = arith.addf(arith.addf(error, low), arith.mulf(exponent, float_like(LN2_TAIL, x)))
   return logarithm_special_values64(x, arith.addf(total, low))
 
 
-TWO_OVER_PI_PIECES_COUNT, SCALE_BITS = 22, 600  # 2/pi to 2^-1166: for x up to 2^1024 (its last bit 2^971), 140 bits below the point
-TWO_OVER_PI_FIXED = (2 * PI_EXACT.denominator << (53 * TWO_OVER_PI_PIECES_COUNT)) // PI_EXACT.numerator  # floor(2^1166 2/pi)
-TWO_OVER_PI_PIECES = [(constants.ldexp(float((TWO_OVER_PI_FIXED >> (53 * (TWO_OVER_PI_PIECES_COUNT - 1 - i))) & ((1 << 53) - 1)),
-                                       -53 * (i + 1) + (SCALE_BITS if 53 * (i + 1) > 1000 else 0)), 53 * (i + 1) > 1000)
-                      for i in range(TWO_OVER_PI_PIECES_COUNT)]  # (piece, scaled by 2^600: it would be a denormal)
-NEAR_LIMIT64 = 2.0 ** 30  # |x| up to here: |k| < 2^30, k pi/2 in three parts leaves r to about 2^-130
+# 2/pi to 2^-1166: for x up to 2^1024 (its last bit 2^971), 140 bits below the point
+TWO_OVER_PI_PIECES_COUNT, SCALE_BITS = (
+  22,
+  600,
+)
+# floor(2^1166 2/pi)
+TWO_OVER_PI_FIXED = (2 * PI_EXACT.denominator << (53 * TWO_OVER_PI_PIECES_COUNT)) // PI_EXACT.numerator
+# (piece, scaled by 2^600: it would be a denormal)
+TWO_OVER_PI_PIECES = [
+  (
+    constants.ldexp(
+      float((TWO_OVER_PI_FIXED >> (53 * (TWO_OVER_PI_PIECES_COUNT - 1 - i))) & ((1 << 53) - 1)),
+      -53 * (i + 1) + (SCALE_BITS if 53 * (i + 1) > 1000 else 0),
+    ),
+    53 * (i + 1) > 1000,
+  )
+  for i in range(TWO_OVER_PI_PIECES_COUNT)
+]
+NEAR_LIMIT64 = 2.0**30  # |x| up to here: |k| < 2^30, k pi/2 in three parts leaves r to about 2^-130
 
 
 def near_reduction64(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
-  """(k, r_high, r_low) with x = k pi/2 + r, |r| <= pi/4 (a little more where x / (pi/2) rounds), for |x| <= NEAR_LIMIT64:
-  x - k (pi/2)_1 exact (a fused multiply-add whose exact result fits), then k (pi/2)_2 as an exact pair and k (pi/2)_3."""
+  """(k, r_high, r_low) with x = k pi/2 + r, |r| <= pi/4 (a little more where x / (pi/2) rounds), for |x| <=
+  NEAR_LIMIT64: x - k (pi/2)_1 exact (a fused multiply-add whose exact result fits), then k (pi/2)_2 as an exact pair
+  and k (pi/2)_3."""
   k = math.roundeven(arith.mulf(x, float_like(2 / constants.pi, x)))
   r1 = fma(arith.negf(k), float_like(HALF_PI_PARTS[0], x), x)
   t_high, t_low = two_product(k, float_like(HALF_PI_PARTS[1], x))
@@ -516,7 +604,7 @@ def far_reduction64(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
   products of x with 53-bit pieces of 2/pi (each product a pair by a fused multiply-add, each part reduced exactly into
   [-2, 2]: the pieces that only add multiples of 4 drop out however large x is), the fraction kept in [-1/2, 1/2] as a
   pair, then times pi/2. Pieces too small for a normal double are scaled by 2^600, x by 2^-600."""
-  x_scaled = arith.mulf(x, float_like(2.0 ** -SCALE_BITS, x))
+  x_scaled = arith.mulf(x, float_like(2.0**-SCALE_BITS, x))
   total = low = k = float_like(0.0, x)
   for piece, scaled in TWO_OVER_PI_PIECES:
     for term in two_product(x_scaled if scaled else x, float_like(piece, x)):
@@ -526,12 +614,17 @@ def far_reduction64(x: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
       total, k, low = arith.subf(total, whole), arith.addf(k, whole), arith.addf(low, error)
   high, low = fast_two_sum(total, low)
   r_high, r_error = two_product(high, float_like(HALF_PI_PARTS[0], x))
-  r_low = arith.addf(r_error, arith.addf(arith.mulf(high, float_like(HALF_PI_PARTS[1], x)), arith.mulf(low, float_like(HALF_PI_PARTS[0], x))))
+  r_low = arith.addf(
+    r_error,
+    arith.addf(arith.mulf(high, float_like(HALF_PI_PARTS[1], x)), arith.mulf(low, float_like(HALF_PI_PARTS[0], x))),
+  )
   return k, r_high, r_low
 
 
-SINE_TAIL64 = [(-1) ** k / constants.factorial(2 * k + 1) for k in range(1, 9)]  # sin(r) = r + r z (-1/6 + z/120 - ...), z = r^2
-COSINE_TAIL64 = [(-1) ** k / constants.factorial(2 * k) for k in range(2, 10)]  # cos(r) = 1 - z/2 + z^2 (1/24 - z/720 + ...)
+# sin(r) = r + r z (-1/6 + z/120 - ...), z = r^2
+SINE_TAIL64 = [(-1) ** k / constants.factorial(2 * k + 1) for k in range(1, 9)]
+# cos(r) = 1 - z/2 + z^2 (1/24 - z/720 + ...)
+COSINE_TAIL64 = [(-1) ** k / constants.factorial(2 * k) for k in range(2, 10)]
 
 
 def quadrant_sine(x: ir.Value, shift: int) -> ir.Value:
@@ -545,14 +638,24 @@ def quadrant_sine(x: ir.Value, shift: int) -> ir.Value:
   branch = scf.IfOp(any_lane(far), [k.type, r_high.type, r_low.type], has_else=True)
   with ir.InsertionPoint(branch.then_block):
     scf.YieldOp([arith.select(far, a, b) for a, b in zip(far_reduction64(finite), (k, r_high, r_low))])
-  with ir.InsertionPoint(branch.else_block): scf.YieldOp([k, r_high, r_low])
+  with ir.InsertionPoint(branch.else_block):
+    scf.YieldOp([k, r_high, r_low])
   k, r_high, r_low = branch.results
   z, z_low = two_product(r_high, r_high)
   half_z = arith.mulf(z, float_like(0.5, x))
   correction = arith.mulf(r_low, arith.subf(float_like(1.0, x), half_z), fastmath=contract)
-  sine = arith.addf(r_high, arith.addf(arith.mulf(arith.mulf(r_high, z), horner(z, SINE_TAIL64), fastmath=contract), correction, fastmath=contract))
+  sine = arith.addf(
+    r_high,
+    arith.addf(
+      arith.mulf(arith.mulf(r_high, z), horner(z, SINE_TAIL64), fastmath=contract), correction, fastmath=contract
+    ),
+  )
   one, error = fast_two_sum(float_like(1.0, x), arith.negf(half_z))
-  low = arith.subf(arith.mulf(arith.mulf(z, z), horner(z, COSINE_TAIL64), fastmath=contract), arith.mulf(r_high, r_low), fastmath=contract)
+  low = arith.subf(
+    arith.mulf(arith.mulf(z, z), horner(z, COSINE_TAIL64), fastmath=contract),
+    arith.mulf(r_high, r_low),
+    fastmath=contract,
+  )
   cosine = arith.addf(one, arith.addf(arith.subf(error, arith.mulf(z_low, float_like(0.5, x))), low))
   quadrant = arith.addi(arith.fptosi(int_type(x), k), i32(shift, x))
   odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(quadrant, i32(1, x)), i32(0, x))
@@ -562,10 +665,12 @@ def quadrant_sine(x: ir.Value, shift: int) -> ir.Value:
 
 
 def sin_f64(x: ir.Value) -> ir.Value:
-  return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, float_like(0.0, x)), x, quadrant_sine(x, 0))  # sin(-0) = -0
+  # sin(-0) = -0
+  return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, float_like(0.0, x)), x, quadrant_sine(x, 0))
 
 
-def cos_f64(x: ir.Value) -> ir.Value: return quadrant_sine(x, 1)
+def cos_f64(x: ir.Value) -> ir.Value:
+  return quadrant_sine(x, 1)
 
 
 def tanh_f64(x: ir.Value) -> ir.Value:
@@ -574,39 +679,66 @@ def tanh_f64(x: ir.Value) -> ir.Value:
 
 
 def pow_f64(x: ir.Value, y: ir.Value) -> ir.Value:
-  """x^y for f64 x and y: 2^(y log2|x|) with log2|x| and its product with y as pairs, negative for x < 0 (or -0) and an odd
-  integer y, and C99's special values selected at the end: NaN for a finite x < 0 and a finite y that is not an integer,
-  0 or inf for x = +-0, x = +-inf or y = +-inf (as |x| > 1 and y > 0 agree or not), 1 for |x| = 1 (for x = -1 also
-  against y = +-inf), NaN from NaN, and 1 for y = +-0 or x = 1 whatever the other is, NaN included."""
-  def compare(predicate: arith.CmpFPredicate, a: ir.Value, value: float) -> ir.Value: return arith.cmpf(predicate, a, float_like(value, a))
+  """x^y for f64 x and y: 2^(y log2|x|) with log2|x| and its product with y as pairs, negative for x < 0 (or -0) and an
+  odd integer y, and C99's special values selected at the end: NaN for a finite x < 0 and a finite y that is not an
+  integer, 0 or inf for x = +-0, x = +-inf or y = +-inf (as |x| > 1 and y > 0 agree or not), 1 for |x| = 1 (for x = -1
+  also against y = +-inf), NaN from NaN, and 1 for y = +-0 or x = 1 whatever the other is, NaN included."""
+
+  def compare(predicate: arith.CmpFPredicate, a: ir.Value, value: float) -> ir.Value:
+    return arith.cmpf(predicate, a, float_like(value, a))
+
   size, y_size = math.absf(x), math.absf(y)
-  x_ordinary = arith.andi(compare(arith.CmpFPredicate.OGT, size, 0.0), compare(arith.CmpFPredicate.OLT, size, constants.inf))
+  x_ordinary = arith.andi(
+    compare(arith.CmpFPredicate.OGT, size, 0.0), compare(arith.CmpFPredicate.OLT, size, constants.inf)
+  )
   y_finite = compare(arith.CmpFPredicate.OLT, y_size, constants.inf)
   base, exponent = arith.select(x_ordinary, size, float_like(1.0, x)), arith.select(y_finite, y, float_like(0.0, y))
   l_high, l_low = log2_pair(base)
   u_high, u_error = two_product(exponent, l_high)
   u_low = arith.addf(u_error, arith.mulf(exponent, l_low))
-  beyond = compare(arith.CmpFPredicate.UGT, math.absf(u_high), 1100.0)  # 2^u is inf or 0 (u_high may be inf, its error NaN)
+  # 2^u is inf or 0 (u_high may be inf, its error NaN)
+  beyond = compare(arith.CmpFPredicate.UGT, math.absf(u_high), 1100.0)
   magnitude = exp2_pair(clamped64(u_high, 1100.0), arith.select(beyond, float_like(0.0, x), u_low))
-  extreme = arith.ori(arith.ori(compare(arith.CmpFPredicate.OEQ, size, 0.0), compare(arith.CmpFPredicate.OEQ, size, constants.inf)),
-                      compare(arith.CmpFPredicate.OEQ, y_size, constants.inf))
+  extreme = arith.ori(
+    arith.ori(compare(arith.CmpFPredicate.OEQ, size, 0.0), compare(arith.CmpFPredicate.OEQ, size, constants.inf)),
+    compare(arith.CmpFPredicate.OEQ, y_size, constants.inf),
+  )
   grows = arith.xori(compare(arith.CmpFPredicate.OGT, size, 1.0), compare(arith.CmpFPredicate.OLT, y, 0.0))
   magnitude = arith.select(extreme, arith.select(grows, float_like(constants.inf, x), float_like(0.0, x)), magnitude)
   magnitude = arith.select(compare(arith.CmpFPredicate.OEQ, size, 1.0), float_like(1.0, x), magnitude)
   fractional = arith.andi(y_finite, arith.cmpf(arith.CmpFPredicate.ONE, math.trunc(y), y))
   half = arith.mulf(y, float_like(0.5, y))
-  odd = arith.andi(arith.andi(y_finite, arith.cmpf(arith.CmpFPredicate.OEQ, math.trunc(y), y)),
-                   arith.cmpf(arith.CmpFPredicate.ONE, math.trunc(half), half))
+  odd = arith.andi(
+    arith.andi(y_finite, arith.cmpf(arith.CmpFPredicate.OEQ, math.trunc(y), y)),
+    arith.cmpf(arith.CmpFPredicate.ONE, math.trunc(half), half),
+  )
   bits = shaped(ir.IntegerType.get_signless(64), x)
   signed = arith.cmpi(arith.CmpIPredicate.slt, arith.bitcast(bits, x), i64(0, x))
   result = arith.select(arith.andi(signed, odd), arith.negf(magnitude), magnitude)
-  negative_finite = arith.andi(compare(arith.CmpFPredicate.OLT, x, 0.0), compare(arith.CmpFPredicate.OGT, x, -constants.inf))
+  negative_finite = arith.andi(
+    compare(arith.CmpFPredicate.OLT, x, 0.0), compare(arith.CmpFPredicate.OGT, x, -constants.inf)
+  )
   result = arith.select(arith.andi(negative_finite, fractional), float_like(constants.nan, x), result)
   result = arith.select(arith.cmpf(arith.CmpFPredicate.UNO, x, y), float_like(constants.nan, x), result)
   one = arith.ori(compare(arith.CmpFPredicate.OEQ, y, 0.0), compare(arith.CmpFPredicate.OEQ, x, 1.0))
   return arith.select(one, float_like(1.0, x), result)
 
 
-APPROXIMATIONS = {uop.Exp2Op: exp2, uop.ExpOp: exp, uop.Log2Op: log2, uop.LogOp: log, uop.SinOp: sin, uop.CosOp: cos, uop.TanhOp: tanh}
-APPROXIMATIONS_F64 = {uop.Exp2Op: exp2_f64, uop.ExpOp: exp_f64, uop.Log2Op: log2_f64, uop.LogOp: log_f64, uop.SinOp: sin_f64,
-                      uop.CosOp: cos_f64, uop.TanhOp: tanh_f64}
+APPROXIMATIONS = {
+  uop.Exp2Op: exp2,
+  uop.ExpOp: exp,
+  uop.Log2Op: log2,
+  uop.LogOp: log,
+  uop.SinOp: sin,
+  uop.CosOp: cos,
+  uop.TanhOp: tanh,
+}
+APPROXIMATIONS_F64 = {
+  uop.Exp2Op: exp2_f64,
+  uop.ExpOp: exp_f64,
+  uop.Log2Op: log2_f64,
+  uop.LogOp: log_f64,
+  uop.SinOp: sin_f64,
+  uop.CosOp: cos_f64,
+  uop.TanhOp: tanh_f64,
+}

@@ -4,6 +4,7 @@ reductions, the ranges it varies with, and what its ops cost.
 A kernel's values form a DAG rooted at its store; `computation(value)` lists the ops `value` is computed by
 (operands first), block arguments (buffers) excluded. A reduction's body is its `src`, looped over its `ranges`.
 """
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -14,16 +15,32 @@ from pytc.dialects import uop
 from pytc.passes.common.uops import defined_by, isa
 from pytc.passes.common.walk import dependencies
 
-TRANSCENDENTAL = frozenset(op.OPERATION_NAME for op in (uop.Exp2Op, uop.ExpOp, uop.Log2Op, uop.LogOp, uop.SinOp, uop.CosOp, uop.TanhOp,
-                                                        uop.SqrtOp, uop.PowOp, uop.RecipOp))
-OP_WEIGHT = {uop.RangeOp.OPERATION_NAME: 0, uop.ConstOp.OPERATION_NAME: 0} | dict.fromkeys(TRANSCENDENTAL, 4)  # other uop ops weigh 1
+TRANSCENDENTAL = frozenset(
+  op.OPERATION_NAME
+  for op in (
+    uop.Exp2Op,
+    uop.ExpOp,
+    uop.Log2Op,
+    uop.LogOp,
+    uop.SinOp,
+    uop.CosOp,
+    uop.TanhOp,
+    uop.SqrtOp,
+    uop.PowOp,
+    uop.RecipOp,
+  )
+)
+# other uop ops weigh 1
+OP_WEIGHT = {uop.RangeOp.OPERATION_NAME: 0, uop.ConstOp.OPERATION_NAME: 0} | dict.fromkeys(TRANSCENDENTAL, 4)
 UOP_PREFIX = f"{uop._Dialect.DIALECT_NAMESPACE}."
 
 
-def op_weight(op: ir.Operation) -> int: return OP_WEIGHT.get(op.name, 1) if op.name.startswith(UOP_PREFIX) else 0  # other dialects' 0
+def op_weight(op: ir.Operation) -> int:
+  return OP_WEIGHT.get(op.name, 1) if op.name.startswith(UOP_PREFIX) else 0  # other dialects' 0
 
 
-def weight(ops: list[ir.Operation]) -> int: return sum(map(op_weight, ops))
+def weight(ops: list[ir.Operation]) -> int:
+  return sum(map(op_weight, ops))
 
 
 def kernel_end(kernel: ir.Operation) -> uop.EndOp:
@@ -32,7 +49,8 @@ def kernel_end(kernel: ir.Operation) -> uop.EndOp:
 
 
 def sibling_stores(kernel: ir.Operation) -> list[uop.StoreOp]:
-  """A merged kernel's stores besides the one its `uop.end` closes (pytc-merge-kernels): into other buffers, at the same element."""
+  """A merged kernel's stores besides the one its `uop.end` closes (pytc-merge-kernels): into other buffers, at the same
+  element."""
   closed = kernel_end(kernel).src.owner.operation
   return [op for op in kernel.regions[0].blocks[0].operations if isinstance(op, uop.StoreOp) and op.operation != closed]
 
@@ -44,17 +62,20 @@ def defining(value: ir.Value, kind: type[ir.OpView]) -> ir.OpView | None:
 
 def constant_value(value: ir.Value) -> int | None:
   """The integer an index value holds when an arith.constant defines it, else None."""
-  if (op := defining(value, arith.ConstantOp)) is None: return None
+  if (op := defining(value, arith.ConstantOp)) is None:
+    return None
   return ir.IntegerAttr(op.value).value
 
 
 def computation(value: ir.Value, into_reductions: bool = True) -> list[ir.OpView]:
   """The ops `value` is computed by, its own last and each after its operands; without `into_reductions`, a reduction
   is listed but not what it reduces. A block argument is computed by none."""
-  if isinstance(value, ir.BlockArgument): return []
+  if isinstance(value, ir.BlockArgument):
+    return []
 
   def follow(op: ir.Operation, operand: ir.Value) -> bool:
     return not isinstance(operand, ir.BlockArgument) and (into_reductions or not isa(op, uop.RangeReduceOp))
+
   return [op.opview for op in dependencies(value.owner.operation, follow)]
 
 
@@ -72,8 +93,10 @@ def unchanging() -> Iterator[None]:
   asking of many values in one kernel walks each op once, not once per question)."""
   global _known_ranges
   outer, _known_ranges = _known_ranges, {}
-  try: yield
-  finally: _known_ranges = outer
+  try:
+    yield
+  finally:
+    _known_ranges = outer
 
 
 def varying_ranges(value: ir.Value) -> frozenset[ir.Value]:
@@ -93,7 +116,8 @@ def varying_ranges(value: ir.Value) -> frozenset[ir.Value]:
       stack.extend(pending)
       continue
     found = frozenset({v for v in operands if defined_by(v, uop.RangeOp)}).union(*(known[v] for v in operands))
-    for result in top.owner.results: known[result] = found
+    for result in top.owner.results:
+      known[result] = found
     stack.pop()
   return known[value]
 
@@ -106,22 +130,35 @@ def uses_any(value: ir.Value, ranges: set[ir.Value]) -> bool:
 def free_ranges(reduction: uop.RangeReduceOp) -> set[ir.Value]:
   """The ranges a reduction's value varies with: those in its computation that no reduction inside it loops over."""
   ops = computation(reduction.result)
-  used = {v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and isinstance(v.owner, uop.RangeOp)}
+  used = {
+    v for op in ops for v in op.operands if not isinstance(v, ir.BlockArgument) and isinstance(v.owner, uop.RangeOp)
+  }
   return used - {v for op in ops if isinstance(op, uop.RangeReduceOp) for v in op.ranges}
 
 
 def read_only_at(buffer: ir.Value, indices: list[ir.Value]) -> bool:
   """Whether every use of `buffer` is an unmasked read at `indices`."""
-  return all(isinstance(use.owner.opview, uop.IndexOp) and use.owner.opview.valid is None and list(use.owner.opview.indices) == indices
-             for use in buffer.uses)
+  return all(
+    isinstance(use.owner.opview, uop.IndexOp)
+    and use.owner.opview.valid is None
+    and list(use.owner.opview.indices) == indices
+    for use in buffer.uses
+  )
 
 
 def read_where_written(kernel: ir.Operation) -> frozenset[int]:
   """The buffer arguments (by position) that a kernel reads only at the element its stores write into its first
-  arguments, unmasked and of the type of one of those: the ones that may be an output itself (an assign computed in place)."""
+  arguments, unmasked and of the type of one of those: the ones that may be an output itself (an assign computed in
+  place)."""
   parameters = list(kernel.regions[0].blocks[0].arguments)
   stores = [op.opview for op in kernel.regions[0].blocks[0].operations if isinstance(op.opview, uop.StoreOp)]
-  if [store.dst for store in stores] != parameters[:len(stores)] or any(list(s.indices) != list(stores[0].indices) for s in stores):
+  if [store.dst for store in stores] != parameters[: len(stores)] or any(
+    list(s.indices) != list(stores[0].indices) for s in stores
+  ):
     return frozenset()
-  at, written = list(stores[0].indices), [p.type for p in parameters[:len(stores)]]
-  return frozenset(k for k, value in enumerate(parameters[len(stores):], len(stores)) if value.type in written and read_only_at(value, at))
+  at, written = list(stores[0].indices), [p.type for p in parameters[: len(stores)]]
+  return frozenset(
+    k
+    for k, value in enumerate(parameters[len(stores) :], len(stores))
+    if value.type in written and read_only_at(value, at)
+  )

@@ -1,5 +1,6 @@
 """Typed access to uop ops for the passes: ops named by their generated classes, enum attributes read as the dialect's
 enums, and builders for the index-level ops the passes make."""
+
 from mlir import ir
 
 from pytc.dialects import uop
@@ -9,10 +10,12 @@ Op = ir.Operation | ir.OpView
 
 def isa(op: Op, *classes: type[ir.OpView]) -> bool:
   """Whether `op` is one of the uop ops `classes` (works on a plain ir.Operation as well as on its view)."""
-  if isinstance(op, ir.OpView): return isinstance(op, classes)  # views come typed (the dialect's classes are registered)
+  if isinstance(op, ir.OpView):
+    return isinstance(op, classes)  # views come typed (the dialect's classes are registered)
   name = op.name
   for c in classes:  # a plain loop: this runs for every op a pass looks at
-    if name == c.OPERATION_NAME: return True
+    if name == c.OPERATION_NAME:
+      return True
   return False
 
 
@@ -21,7 +24,8 @@ def defined_by(value: ir.Value, *classes: type[ir.OpView]) -> bool:
   return not isinstance(value, ir.BlockArgument) and isinstance(value.owner, classes)
 
 
-def _op(of: ir.Value | Op) -> Op: return of.owner if isinstance(of, ir.Value) else of
+def _op(of: ir.Value | Op) -> Op:
+  return of.owner if isinstance(of, ir.Value) else of
 
 
 def range_kind(of: ir.Value | Op) -> uop.RangeKind:
@@ -34,9 +38,16 @@ def reduce_kind(op: Op) -> uop.ReduceKind:
   return uop.ReduceKind(ir.IntegerAttr(op.attributes["kind"]).value)
 
 
-def range_id(of: ir.Value | Op) -> int: return ir.IntegerAttr(_op(of).attributes["id"]).value
-def is_loop(value: ir.Value) -> bool: return defined_by(value, uop.RangeOp) and range_kind(value) is uop.RangeKind.loop
-def is_reduce_range(value: ir.Value) -> bool: return defined_by(value, uop.RangeOp) and range_kind(value) is uop.RangeKind.reduce
+def range_id(of: ir.Value | Op) -> int:
+  return ir.IntegerAttr(_op(of).attributes["id"]).value
+
+
+def is_loop(value: ir.Value) -> bool:
+  return defined_by(value, uop.RangeOp) and range_kind(value) is uop.RangeKind.loop
+
+
+def is_reduce_range(value: ir.Value) -> bool:
+  return defined_by(value, uop.RangeOp) and range_kind(value) is uop.RangeKind.reduce
 
 
 def new_range(kind: uop.RangeKind, size: int, id: int) -> ir.Value:

@@ -10,6 +10,7 @@ Reductions that vary only with outer ranges (a row's max, fused by pytc-fuse) ar
 between the outer and the inner parallel loops. The body is scalar loops (kernel_lowering.py), or vector code for a
 kernel marked `pytc.vector` (lower_vector.py), whose outermost range then counts blocks.
 """
+
 from math import prod
 
 from mlir import ir
@@ -29,7 +30,9 @@ def cpu_slice_arguments() -> list[ir.Type]:
   return [ir.IndexType.get()] * 2
 
 
-def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None) -> ir.Block:
+def parallel_loop(
+  ranges: list[ir.Value], lowering: KernelLowering, bounds: tuple[ir.Value, ir.Value] | None
+) -> ir.Block:
   """An scf.parallel over `ranges` (the first over [begin, end) when `bounds` are given), each range mapped to its
   induction variable; returns the body."""
   body = parallel_over([range_size(r) for r in ranges], bounds)
@@ -37,8 +40,14 @@ def parallel_loop(ranges: list[ir.Value], lowering: KernelLowering, bounds: tupl
   return body
 
 
-def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: uop.StoreOp, loops: list[ir.Value], entry: ir.Block,
-                      bounds: tuple[ir.Value, ir.Value]) -> int:
+def lower_scalar_body(
+  kernel: ir.Operation,
+  lowering: KernelLowering,
+  stored: uop.StoreOp,
+  loops: list[ir.Value],
+  entry: ir.Block,
+  bounds: tuple[ir.Value, ir.Value],
+) -> int:
   """Emit the parallel loop over the kernel's output ranges, its outermost range over `bounds`, and its scalar body; the
   extent of its outermost range. Reductions that vary only with the outer ranges are computed between the outer and the
   inner loops."""
@@ -47,61 +56,84 @@ def lower_scalar_body(kernel: ir.Operation, lowering: KernelLowering, stored: uo
   parallel_loops = loops[:-1] if reorder else loops
   depth, hoisted = (0, []) if reorder else hoisting_depth(stored, loops)
   point = ir.InsertionPoint(entry)
-  extent = range_size((parallel_loops or loops)[0]) if loops else 1  # reduce-outer with one output range: slices of it run on the cores
+  # reduce-outer with one output range: slices of it run on the cores
+  extent = range_size((parallel_loops or loops)[0]) if loops else 1
   if parallel_loops:
-    body = parallel_loop(parallel_loops[:depth or None], lowering, bounds)
+    body = parallel_loop(parallel_loops[: depth or None], lowering, bounds)
     if hoisted:
       with ir.InsertionPoint.at_block_terminator(body):
-        for reduction in hoisted: lowering.emit(reduction.results[0])
+        for reduction in hoisted:
+          lowering.emit(reduction.results[0])
         body = parallel_loop(parallel_loops[depth:], lowering, None)
     point = ir.InsertionPoint.at_block_terminator(body)
   with point:
-    if reorder: lowering.reduce_outer(stored, loops[-1], accumulators, None if parallel_loops else bounds)
-    else: lowering.store(stored)
+    if reorder:
+      lowering.reduce_outer(stored, loops[-1], accumulators, None if parallel_loops else bounds)
+    else:
+      lowering.store(stored)
   return extent
 
 
 def steps(stored: uop.StoreOp, loops: list[ir.Value]) -> int:
   """The kernel's outputs times the steps of the reductions each computes (those nested in another counted once)."""
   reductions = [] if isinstance(stored.value, ir.BlockArgument) else top_level_reductions(stored.value)
-  return prod(range_size(r) for r in loops) * max(1, sum(prod(range_size(r) for r in reduction.ranges) for reduction in reductions))
+  return prod(range_size(r) for r in loops) * max(
+    1, sum(prod(range_size(r) for r in reduction.ranges) for reduction in reductions)
+  )
 
 
 def lower_kernel(kernel: func.FuncOp) -> None:
   ends = [op for op in kernel.entry_block.operations if isinstance(op, uop.EndOp)]
-  if len(ends) != 1: raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one {uop.EndOp.OPERATION_NAME}")
+  if len(ends) != 1:
+    raise PassError(kernel.location, f"kernel @{kernel.sym_name.value} needs exactly one {uop.EndOp.OPERATION_NAME}")
   stored, loops = ends[0].src.owner, list(ends[0].ranges)
   params, slice_types = list(kernel.entry_block.arguments), cpu_slice_arguments()
   aliased = read_where_written(kernel.operation) if IN_PLACE.get(kernel) else frozenset()
   with ir.InsertionPoint(kernel):
     lowered = func.FuncOp(kernel.sym_name.value, ([storage_memref(p.type) for p in params] + slice_types, []))
     entry = lowered.add_entry_block()
-  bounds = tuple(entry.arguments[len(params):])
+  bounds = tuple(entry.arguments[len(params) :])
   tile = VECTOR.get(kernel)
   blocked = tile and (not tile.get("across") or tile["rows"] > 1)  # vector code over blocks of the outputs
   if blocked and aliased and overlapping_blocks(kernel.operation, loops):
-    tile = None  # an output that may be an input's buffer is written once: computing an element again would read it changed
-  lowering = VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"]) if tile else KernelLowering(dict(zip(params, entry.arguments)))
+    tile = (
+      None  # an output that may be an input's buffer is written once: computing an element again would read it changed
+    )
+  lowering = (
+    VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"])
+    if tile
+    else KernelLowering(dict(zip(params, entry.arguments)))
+  )
   lowering.siblings = sibling_stores(kernel.operation)
-  body = lower_scalar_body if not tile or not blocked else lower_across_body if tile.get("across") else lower_vector_body
+  body = (
+    lower_scalar_body if not tile or not blocked else lower_across_body if tile.get("across") else lower_vector_body
+  )
   with ir.InsertionPoint(entry):
     extent = body(kernel.operation, lowering, stored, loops, entry, bounds)
     func.ReturnOp([])
   KERNEL.set(lowered)
-  if TUNE.has(kernel): TUNE.set(lowered, TUNE.get(kernel))
-  # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no aliasing, unless
-  # it computes an assign in place (IN_PLACE): an input read only where it writes may then be the buffer it writes.
+  if TUNE.has(kernel):
+    TUNE.set(lowered, TUNE.get(kernel))
+  # A kernel's buffers never overlap (outputs and temporaries are fresh for each launch), so LLVM may assume no
+  # aliasing, unless it computes an assign in place (IN_PLACE): an input read only where it writes may then be the
+  # buffer it writes.
   noalias, plain = ir.DictAttr.get({"llvm.noalias": ir.UnitAttr.get()}), ir.DictAttr.get({})
   may_alias = aliased | (set(range(1 + len(lowering.siblings))) if aliased else set())  # the outputs too
-  lowered.arg_attrs = ir.ArrayAttr.get([plain if k in may_alias else noalias for k in range(len(params))] + [plain] * len(slice_types))
+  lowered.arg_attrs = ir.ArrayAttr.get(
+    [plain if k in may_alias else noalias for k in range(len(params))] + [plain] * len(slice_types)
+  )
   EXTENT.set(lowered, extent)
   WORK.set(lowered, steps(stored, loops))
   kernel.operation.erase()
 
 
-@register("pytc-lower-kernels", "index-level kernel functions to scf.parallel/scf.for (or vector code) + memref + arith/math",
-          takes=("split", "scheduled", "kernel", "lowered"))
+@register(
+  "pytc-lower-kernels",
+  "index-level kernel functions to scf.parallel/scf.for (or vector code) + memref + arith/math",
+  takes=("split", "scheduled", "kernel", "lowered"),
+)
 def lower_kernels(module: ir.Operation) -> None:
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
     if KERNEL.get(fn):
-      with fn.location: lower_kernel(fn)
+      with fn.location:
+        lower_kernel(fn)

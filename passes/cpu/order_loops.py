@@ -13,6 +13,7 @@ between the cores when it is the only output range), are reordered; a kernel's `
 forbid it (`reduce_outer`) among those. Reductions of a few steps each (a depthwise 3×3 window: 9) stay innermost:
 LLVM unrolls them in place and vectorizes the output loop around them (the kernel search found that order 4× faster).
 """
+
 from math import prod
 
 from mlir import ir
@@ -22,16 +23,21 @@ from pytc.passes import Limit, functions_with, range_size, register
 from pytc.passes.common.analysis import computation, kernel_end, top_level_reductions, uses_any
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, LoopOrder
 
-UNROLLED_STEPS = 16  # a reduction of at most this many steps is unrolled in place: the output loop around it vectorizes as it is
+UNROLLED_STEPS = (
+  16  # a reduction of at most this many steps is unrolled in place: the output loop around it vectorizes as it is
+)
 
 
 def strided_reads(reduction: uop.RangeReduceOp, innermost: ir.Value) -> bool:
-  """Whether some read in the reduction's body moves with `innermost` in its last index and with a reduce range before."""
+  """Whether some read in the reduction's body moves with `innermost` in its last index and with a reduce range
+  before."""
   reduce_ranges = set(reduction.ranges)
   for op in computation(reduction.src):
-    if not isinstance(op, uop.IndexOp): continue
+    if not isinstance(op, uop.IndexOp):
+      continue
     indices = list(op.indices)
-    if indices and uses_any(indices[-1], {innermost}) and any(uses_any(i, reduce_ranges) for i in indices[:-1]): return True
+    if indices and uses_any(indices[-1], {innermost}) and any(uses_any(i, reduce_ranges) for i in indices[:-1]):
+      return True
   return False
 
 
@@ -40,16 +46,24 @@ def wants_reduce_outer(kernel: ir.Operation, max_accumulators: int) -> bool:
   otherwise (`reduce_outer`), whether that reads more contiguously."""
   end = kernel_end(kernel)
   loops = list(end.ranges)
-  if not loops or range_size(loops[-1]) > max_accumulators: return False
+  if not loops or range_size(loops[-1]) > max_accumulators:
+    return False
   reductions = top_level_reductions(end.src.owner.value)
-  if not reductions or any(top_level_reductions(r.src) for r in reductions): return False
-  if (chosen := TUNE.get(kernel, {}).get("reduce_outer")) is not None: return bool(chosen)
-  if all(prod(range_size(r) for r in reduction.ranges) <= UNROLLED_STEPS for reduction in reductions): return False
+  if not reductions or any(top_level_reductions(r.src) for r in reductions):
+    return False
+  if (chosen := TUNE.get(kernel, {}).get("reduce_outer")) is not None:
+    return bool(chosen)
+  if all(prod(range_size(r) for r in reduction.ranges) <= UNROLLED_STEPS for reduction in reductions):
+    return False
   return any(strided_reads(r, loops[-1]) for r in reductions)
 
 
-@register("pytc-order-loops", "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)",
-          takes=("split", "scheduled", "kernel"))
+@register(
+  "pytc-order-loops",
+  "mark kernels whose reductions should loop outside the innermost output range (reads contiguous)",
+  takes=("split", "scheduled", "kernel"),
+)
 def order_loops(module: ir.Operation, max_accumulators: Limit = 65536) -> None:
   for fn in functions_with(module, uop.EndOp.OPERATION_NAME):
-    if KERNEL.get(fn) and wants_reduce_outer(fn.operation, max_accumulators): LOOP_ORDER.set(fn, LoopOrder.REDUCE_OUTER)
+    if KERNEL.get(fn) and wants_reduce_outer(fn.operation, max_accumulators):
+      LOOP_ORDER.set(fn, LoopOrder.REDUCE_OUTER)

@@ -12,9 +12,10 @@ element per thread of the workgroup.
 The workgroup size is known_block_size (or pytc.gpu's local), the grid pytc.gpu's grid (or known_grid_size; without
 either, or with grid_arguments=1, the function takes three trailing index arguments, the grid's x, y and z sizes: a
 runtime that reads the grid from a dispatch packet runs the grid the packet asks for). Threads of a phase run one after
-another: the result checks numerics and barrier placement, not races or the memory model. Vector reads drop the alignment
-they claim: a GPU runtime's buffers keep it, host memory a CPU device wraps (from_blob) need not.
+another: the result checks numerics and barrier placement, not races or the memory model. Vector reads drop the
+alignment they claim: a GPU runtime's buffers keep it, host memory a CPU device wraps (from_blob) need not.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -40,7 +41,9 @@ def dimension(op: ir.Operation) -> int:
 
 def first_barrier(op: ir.Operation) -> ir.Operation | None:
   found: list[ir.Operation] = []
-  op.walk(lambda o: ir.WalkResult.INTERRUPT if o.name == "gpu.barrier" and not found.append(o) else ir.WalkResult.ADVANCE)
+  op.walk(
+    lambda o: ir.WalkResult.INTERRUPT if o.name == "gpu.barrier" and not found.append(o) else ir.WalkResult.ADVANCE
+  )
   return found[0] if found else None
 
 
@@ -48,6 +51,7 @@ def first_barrier(op: ir.Operation) -> ir.Operation | None:
 class Phase:
   """The thread loops of one phase: their induction variables by dimension, the innermost body's terminator, and the
   phase's first op, before which the values it brings from other phases are recomputed or reloaded."""
+
   ivs: dict[int, ir.Value]
   end: ir.Operation
   anchor: ir.Operation
@@ -57,6 +61,7 @@ class Phase:
 @dataclass(eq=False)
 class Emulation:
   """One kernel's rewrite into `fn`, its workgroup loops' innermost block `body`."""
+
   kernel: ir.OpView
   local: tuple[int, int, int]
   fn: func.FuncOp | None = None
@@ -71,7 +76,8 @@ class Emulation:
 
   def constant(self, n: int) -> ir.Value:
     if n not in self.constants:
-      with ir.InsertionPoint(self.entry_end), self.kernel.location: self.constants[n] = arith.constant(ir.IndexType.get(), n)
+      with ir.InsertionPoint(self.entry_end), self.kernel.location:
+        self.constants[n] = arith.constant(ir.IndexType.get(), n)
     return self.constants[n]
 
   def build(self, before: ir.Operation, grid: tuple[int, int, int] | None) -> list[ir.Operation]:
@@ -79,37 +85,51 @@ class Emulation:
     kernel, index = self.kernel, ir.IndexType.get()
     inputs = list(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value).inputs)
     with ir.InsertionPoint(before), kernel.location:
-      self.fn = func.FuncOp(ir.StringAttr(kernel.attributes["sym_name"]).value, (inputs + ([index] * 3 if grid is None else []), []))
+      self.fn = func.FuncOp(
+        ir.StringAttr(kernel.attributes["sym_name"]).value, (inputs + ([index] * 3 if grid is None else []), [])
+      )
       KERNEL.set(self.fn)
       entry = self.fn.add_entry_block()
-    with ir.InsertionPoint(entry), kernel.location: self.entry_end = func.ReturnOp([])
-    self.grid = [self.constant(g) for g in grid] if grid is not None else list(entry.arguments)[len(inputs):]
+    with ir.InsertionPoint(entry), kernel.location:
+      self.entry_end = func.ReturnOp([])
+    self.grid = [self.constant(g) for g in grid] if grid is not None else list(entry.arguments)[len(inputs) :]
     block = kernel.regions[0].blocks[0]
     with ir.InsertionPoint(self.entry_end), kernel.location:
       for i, arg in enumerate(block.arguments):
-        if i < len(inputs): arg.replace_all_uses_with(self.fn.arguments[i])
-        else: arg.replace_all_uses_with(memref.alloca(ir.MemRefType.get(ir.MemRefType(arg.type).shape, ir.MemRefType(arg.type).element_type), [], []))
+        if i < len(inputs):
+          arg.replace_all_uses_with(self.fn.arguments[i])
+        else:
+          arg.replace_all_uses_with(
+            memref.alloca(
+              ir.MemRefType.get(ir.MemRefType(arg.type).shape, ir.MemRefType(arg.type).element_type), [], []
+            )
+          )
     dims = [d for d in (2, 1, 0) if d == 0 or grid is None or grid[d] != 1]
     self.block_ivs, loops, end = self.loops(self.entry_end, {d: self.grid[d] for d in dims})
     self.entry_end, self.body = loops[0], end.operation.block
     ops = [op.operation for op in block.operations][:-1]
-    for op in ops: op.move_before(end)
+    for op in ops:
+      op.move_before(end)
     return ops
 
-  def loops(self, before: ir.Operation, sizes: dict[int, ir.Value]) -> tuple[dict[int, ir.Value], list[ir.Operation], ir.Operation]:
+  def loops(
+    self, before: ir.Operation, sizes: dict[int, ir.Value]
+  ) -> tuple[dict[int, ir.Value], list[ir.Operation], ir.Operation]:
     """A nest of scf.for loops from 0 to `sizes` (by dimension, outermost first) before `before`: their induction
     variables by dimension, the loops, the innermost body's terminator."""
     ivs, loops, at = {}, [], ir.InsertionPoint(before)
     for d, size in sizes.items():
-      with at, before.location: loop = scf.ForOp(self.constant(0), size, self.constant(1))
-      with ir.InsertionPoint(loop.body), before.location: end = scf.YieldOp([])
+      with at, before.location:
+        loop = scf.ForOp(self.constant(0), size, self.constant(1))
+      with ir.InsertionPoint(loop.body), before.location:
+        end = scf.YieldOp([])
       at, ivs[d] = ir.InsertionPoint(end), loop.induction_variable
       loops.append(loop.operation)
     return ivs, loops, end.operation
 
   def split(self, ops: list[ir.Operation]) -> None:
-    """Cut `ops` (a block's, in order) at their barriers into phases; an scf.for holding a barrier stays at the workgroup
-    level with its body split likewise."""
+    """Cut `ops` (a block's, in order) at their barriers into phases; an scf.for holding a barrier stays at the
+    workgroup level with its body split likewise."""
     segment: list[ir.Operation] = []
     for op in ops:
       if op.name == "gpu.barrier":
@@ -118,29 +138,42 @@ class Emulation:
         op.erase()
       elif (barrier := first_barrier(op)) is not None:
         if op.name != "scf.for":
-          raise PassError(barrier.location, f"{ARGUMENT}: a gpu.barrier under {op.name} cannot be emulated: phases are cut only at barriers at "
-                                            "the top level of the kernel or of an scf.for around them")
+          raise PassError(
+            barrier.location,
+            f"{ARGUMENT}: a gpu.barrier under {op.name} cannot be emulated: phases are cut only at barriers at "
+            "the top level of the kernel or of an scf.for around them",
+          )
         if len(op.results):
-          raise PassError(op.location, f"{ARGUMENT}: this scf.for carries iter_args around a gpu.barrier, so its iterations cannot be split "
-                                       "into phases (carry the value in workgroup memory instead)")
+          raise PassError(
+            op.location,
+            f"{ARGUMENT}: this scf.for carries iter_args around a gpu.barrier, so its iterations cannot be split "
+            "into phases (carry the value in workgroup memory instead)",
+          )
         self.phase(segment)
         segment = []
         self.split([o.operation for o in op.regions[0].blocks[0].operations][:-1])
-      else: segment.append(op)
+      else:
+        segment.append(op)
     self.phase(segment)
 
   def phase(self, ops: list[ir.Operation]) -> None:
     """Wrap `ops` in the thread loops (z, y, x; a dimension of one thread has none, x always has one) of a new phase."""
-    if not ops: return
-    ivs, loops, end = self.loops(ops[0], {d: self.constant(self.local[d]) for d in (2, 1, 0) if d == 0 or self.local[d] != 1})
-    for op in ops: op.move_before(end)
+    if not ops:
+      return
+    ivs, loops, end = self.loops(
+      ops[0], {d: self.constant(self.local[d]) for d in (2, 1, 0) if d == 0 or self.local[d] != 1}
+    )
+    for op in ops:
+      op.move_before(end)
     phase = Phase(ivs, end, ops[0])
-    for loop in loops: self.phases[loop] = phase
+    for loop in loops:
+      self.phases[loop] = phase
 
   def phase_at(self, op: ir.Operation) -> Phase | None:
     """The phase whose thread loops hold `op` (or are it); None at the workgroup level."""
     while op is not None and op.name != "func.func":
-      if (phase := self.phases.get(op)) is not None: return phase
+      if (phase := self.phases.get(op)) is not None:
+        return phase
       op = op.parent.operation if op.parent is not None else None
     return None
 
@@ -148,31 +181,43 @@ class Emulation:
     return self.phase_at(value.owner.owner.operation if isinstance(value.owner, ir.Block) else value.owner.operation)
 
   def recomputable(self, value: ir.Value) -> bool:
-    if self.phase_of(value) is None: return True
-    if isinstance(value.owner, ir.Block): return False
+    if self.phase_of(value) is None:
+      return True
+    if isinstance(value.owner, ir.Block):
+      return False
     op = value.owner.operation
-    return (op.name.startswith(RECOMPUTED) or op.name in IDS) and not len(op.regions) and all(self.recomputable(v) for v in op.operands)
+    return (
+      (op.name.startswith(RECOMPUTED) or op.name in IDS)
+      and not len(op.regions)
+      and all(self.recomputable(v) for v in op.operands)
+    )
 
   def connect(self) -> None:
     """Give every op the values it uses from another phase: recomputed, or reloaded from a per-thread buffer."""
     ops: list[ir.Operation] = []
-    for top in self.body.operations: top.operation.walk(lambda o: ops.append(o) or ir.WalkResult.ADVANCE)
+    for top in self.body.operations:
+      top.operation.walk(lambda o: ops.append(o) or ir.WalkResult.ADVANCE)
     for op in ops:
       phase = self.phase_at(op)
       for i, value in enumerate(op.operands):
-        if (home := self.phase_of(value)) is None or home is phase: continue
+        if (home := self.phase_of(value)) is None or home is phase:
+          continue
         op.operands[i] = self.bring(value, phase) if phase is not None else self.uniform(value, op)
 
   def bring(self, value: ir.Value, phase: Phase) -> ir.Value:
     """`value` (of another phase) in `phase`, before its first op."""
-    if (home := self.phase_of(value)) is None or home is phase: return value
-    if (phase, value) in self.brought: return self.brought[(phase, value)]
+    if (home := self.phase_of(value)) is None or home is phase:
+      return value
+    if (phase, value) in self.brought:
+      return self.brought[(phase, value)]
     if self.recomputable(value):
       op = value.owner.operation
       operands = [self.bring(v, phase) for v in op.operands]
-      with ir.InsertionPoint(phase.anchor): result = clone(op, {}, operands).results[value.result_number]
+      with ir.InsertionPoint(phase.anchor):
+        result = clone(op, {}, operands).results[value.result_number]
     else:
-      with ir.InsertionPoint(phase.anchor), phase.anchor.location: result = memref.load(self.spill(value, home), [self.linear(phase)])
+      with ir.InsertionPoint(phase.anchor), phase.anchor.location:
+        result = memref.load(self.spill(value, home), [self.linear(phase)])
     self.brought[(phase, value)] = result
     return result
 
@@ -182,11 +227,17 @@ class Emulation:
       kind = value.type
       if not isinstance(kind, (ir.IntegerType, ir.FloatType, ir.IndexType, ir.VectorType)):
         where = value.owner.owner if isinstance(value.owner, ir.Block) else value.owner
-        raise PassError(where.location, f"{ARGUMENT}: this {kind} value is used across a gpu.barrier and cannot be kept per thread "
-                                        "(only integers, floats, indices and vectors can)")
+        raise PassError(
+          where.location,
+          f"{ARGUMENT}: this {kind} value is used across a gpu.barrier and cannot be kept per thread "
+          "(only integers, floats, indices and vectors can)",
+        )
       with ir.InsertionPoint(self.entry_end), self.kernel.location:
-        self.spills[value] = memref.alloca(ir.MemRefType.get([self.local[0] * self.local[1] * self.local[2]], kind), [], [])
-      with ir.InsertionPoint(home.end), home.end.location: memref.store(value, self.spills[value], [self.linear(home)])
+        self.spills[value] = memref.alloca(
+          ir.MemRefType.get([self.local[0] * self.local[1] * self.local[2]], kind), [], []
+        )
+      with ir.InsertionPoint(home.end), home.end.location:
+        memref.store(value, self.spills[value], [self.linear(home)])
     return self.spills[value]
 
   def linear(self, phase: Phase) -> ir.Value:
@@ -194,29 +245,40 @@ class Emulation:
     if phase.linear is None:
       with ir.InsertionPoint(phase.anchor), phase.anchor.location:
         linear = phase.ivs[0]
-        if 1 in phase.ivs: linear = arith.addi(linear, arith.muli(phase.ivs[1], self.constant(self.local[0])))
-        if 2 in phase.ivs: linear = arith.addi(linear, arith.muli(phase.ivs[2], self.constant(self.local[0] * self.local[1])))
+        if 1 in phase.ivs:
+          linear = arith.addi(linear, arith.muli(phase.ivs[1], self.constant(self.local[0])))
+        if 2 in phase.ivs:
+          linear = arith.addi(linear, arith.muli(phase.ivs[2], self.constant(self.local[0] * self.local[1])))
       phase.linear = linear
     return phase.linear
 
   def uniform(self, value: ir.Value, user: ir.Operation) -> ir.Value:
     """`value` recomputed before `user`, an scf.for around a barrier, whose bounds every thread must agree on."""
-    if self.phase_of(value) is None: return value
+    if self.phase_of(value) is None:
+      return value
     if not self.recomputable(value):
-      raise PassError(user.location, f"{ARGUMENT}: the bounds of this scf.for around a gpu.barrier are not computed from constants, ids "
-                                     "and arguments alone: the emulator cannot tell that every thread reaches the same barriers")
+      raise PassError(
+        user.location,
+        f"{ARGUMENT}: the bounds of this scf.for around a gpu.barrier are not computed from constants, ids "
+        "and arguments alone: the emulator cannot tell that every thread reaches the same barriers",
+      )
     op = value.owner.operation
     if op.name in THREAD_IDS:
-      raise PassError(user.location, f"{ARGUMENT}: the bounds of this scf.for around a gpu.barrier depend on {op.name}: threads would reach "
-                                     "different barriers")
+      raise PassError(
+        user.location,
+        f"{ARGUMENT}: the bounds of this scf.for around a gpu.barrier depend on {op.name}: threads would reach "
+        "different barriers",
+      )
     operands = [self.uniform(v, user) for v in op.operands]
-    with ir.InsertionPoint(user): return clone(op, {}, operands).results[value.result_number]
+    with ir.InsertionPoint(user):
+      return clone(op, {}, operands).results[value.result_number]
 
   def lower_ids(self) -> None:
     """gpu.thread_id -> its phase's thread loop variable, gpu.block_id -> the workgroup loop's; sizes -> constants or
     the grid arguments."""
     ops: list[ir.Operation] = []
-    for top in self.body.operations: top.operation.walk(lambda o: (o.name in IDS and ops.append(o)) or ir.WalkResult.ADVANCE)
+    for top in self.body.operations:
+      top.operation.walk(lambda o: (o.name in IDS and ops.append(o)) or ir.WalkResult.ADVANCE)
     zero = self.constant(0)
     for op in ops:
       d, phase = dimension(op), self.phase_at(op)
@@ -224,9 +286,15 @@ class Emulation:
       thread = phase.ivs.get(d, zero) if phase is not None else zero
       block = self.block_ivs.get(d, zero)
       if op.name == "gpu.global_id":
-        with ir.InsertionPoint(op), op.location: value = arith.addi(arith.muli(block, self.constant(self.local[d])), thread)
-      else: value = {"gpu.thread_id": thread, "gpu.block_id": block, "gpu.block_dim": self.constant(self.local[d]),
-                     "gpu.grid_dim": self.grid[d]}[op.name]
+        with ir.InsertionPoint(op), op.location:
+          value = arith.addi(arith.muli(block, self.constant(self.local[d])), thread)
+      else:
+        value = {
+          "gpu.thread_id": thread,
+          "gpu.block_id": block,
+          "gpu.block_dim": self.constant(self.local[d]),
+          "gpu.grid_dim": self.grid[d],
+        }[op.name]
       op.results[0].replace_all_uses_with(value)
       op.erase()
 
@@ -235,63 +303,114 @@ def sizes(kernel: ir.OpView) -> tuple[tuple[int, int, int], tuple[int, int, int]
   """The workgroup size and the grid (None where unknown) of `kernel`."""
   attributes, name = kernel.attributes, f"@{ir.StringAttr(kernel.attributes['sym_name']).value}"
   launch = GPU.get(kernel)  # pytc-gpu-map's launch, checked against its declaration before the pass runs
+
   def known(key: str) -> tuple[int, int, int] | None:
-    if key not in attributes: return None
+    if key not in attributes:
+      return None
     values = list(ir.DenseI32ArrayAttr(attributes[key]))
-    if len(values) != 3 or min(values) < 1: raise PassError(kernel.location, f"{ARGUMENT}: {key} of {name} is not three positive sizes")
+    if len(values) != 3 or min(values) < 1:
+      raise PassError(kernel.location, f"{ARGUMENT}: {key} of {name} is not three positive sizes")
     return tuple(values)
+
   block = known("known_block_size")
   if launch is not None and block is not None and block != (launch["local"], 1, 1):
-    raise PassError(kernel.location, f"{ARGUMENT}: {name} has known_block_size {list(block)} but {GPU.name} local = {launch['local']}")
+    raise PassError(
+      kernel.location, f"{ARGUMENT}: {name} has known_block_size {list(block)} but {GPU.name} local = {launch['local']}"
+    )
   if (local := block or ((launch["local"], 1, 1) if launch is not None else None)) is None:
-    raise PassError(kernel.location, f"{ARGUMENT}: kernel {name} has no workgroup size: it needs known_block_size or {GPU.name} = {{local = ...}}")
+    raise PassError(
+      kernel.location,
+      f"{ARGUMENT}: kernel {name} has no workgroup size: it needs known_block_size or {GPU.name} = {{local = ...}}",
+    )
   return local, (launch["grid"], 1, 1) if launch is not None else known("known_grid_size")
 
 
 def check_kernel(kernel: ir.OpView) -> None:
   name = f"@{ir.StringAttr(kernel.attributes['sym_name']).value}"
   if "gpu.kernel" not in kernel.attributes:
-    raise PassError(kernel.location, f"{ARGUMENT}: {name} is a gpu.func without `kernel`: device functions are not emulated")
+    raise PassError(
+      kernel.location, f"{ARGUMENT}: {name} is a gpu.func without `kernel`: device functions are not emulated"
+    )
   if len(kernel.regions[0].blocks) != 1:
-    raise PassError(kernel.location, f"{ARGUMENT}: kernel {name} has {len(kernel.regions[0].blocks)} blocks: only a single-block body is emulated")
+    raise PassError(
+      kernel.location,
+      f"{ARGUMENT}: kernel {name} has {len(kernel.regions[0].blocks)} blocks: only a single-block body is emulated",
+    )
   inputs = len(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value).inputs)
-  workgroup = ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value if "workgroup_attributions" in kernel.attributes else 0
+  workgroup = (
+    ir.IntegerAttr(kernel.attributes["workgroup_attributions"]).value
+    if "workgroup_attributions" in kernel.attributes
+    else 0
+  )
   if len(kernel.regions[0].blocks[0].arguments) != inputs + workgroup:
     raise PassError(kernel.location, f"{ARGUMENT}: kernel {name} has private attributions: not emulated")
   found: list[ir.Operation] = []
-  kernel.operation.walk(lambda o: ir.WalkResult.INTERRUPT if o.name.startswith("gpu.") and o.name not in EMULATED and o != kernel.operation
-                        and not found.append(o) else ir.WalkResult.ADVANCE)
-  if found: raise PassError(found[0].location, f"{ARGUMENT}: {found[0].name} is not emulated (ids, sizes and gpu.barrier are)")
+  kernel.operation.walk(
+    lambda o: (
+      ir.WalkResult.INTERRUPT
+      if o.name.startswith("gpu.") and o.name not in EMULATED and o != kernel.operation and not found.append(o)
+      else ir.WalkResult.ADVANCE
+    )
+  )
+  if found:
+    raise PassError(found[0].location, f"{ARGUMENT}: {found[0].name} is not emulated (ids, sizes and gpu.barrier are)")
 
 
 def unaligned_reads(module: ir.Operation) -> None:
   """Drop the alignment `vector.load`s claim."""
+
   def visit(op: ir.Operation) -> ir.WalkResult:
-    if op.name == "vector.load" and "alignment" in op.attributes: del op.attributes["alignment"]
+    if op.name == "vector.load" and "alignment" in op.attributes:
+      del op.attributes["alignment"]
     return ir.WalkResult.ADVANCE
+
   module.walk(visit)
 
 
-@register(ARGUMENT, "run every gpu.func kernel's whole grid on the CPU: a func.func looping over workgroups, and over threads in each "
-                    "phase between barriers", takes=("gpu",))
+@register(
+  ARGUMENT,
+  "run every gpu.func kernel's whole grid on the CPU: a func.func looping over workgroups, and over threads in each "
+  "phase between barriers",
+  takes=("gpu",),
+)
 def gpu_emulate(module: ir.Operation, grid_arguments: bool = False) -> None:
   top = module.regions[0].blocks[0]
   launches: list[ir.Operation] = []
-  module.walk(lambda o: ir.WalkResult.INTERRUPT if o.name == "gpu.launch_func" and not launches.append(o) else ir.WalkResult.ADVANCE)
-  if launches: raise PassError(launches[0].location, f"{ARGUMENT}: gpu.launch_func is not emulated: the CPU runtime calls each emulated kernel")
-  symbols = {ir.StringAttr(op.attributes["sym_name"]).value: op for op in top.operations if "sym_name" in op.attributes and op.name != "gpu.module"}
+  module.walk(
+    lambda o: (
+      ir.WalkResult.INTERRUPT if o.name == "gpu.launch_func" and not launches.append(o) else ir.WalkResult.ADVANCE
+    )
+  )
+  if launches:
+    raise PassError(
+      launches[0].location, f"{ARGUMENT}: gpu.launch_func is not emulated: the CPU runtime calls each emulated kernel"
+    )
+  symbols = {
+    ir.StringAttr(op.attributes["sym_name"]).value: op
+    for op in top.operations
+    if "sym_name" in op.attributes and op.name != "gpu.module"
+  }
   for gpu_module in [op for op in top.operations if op.name == "gpu.module"]:
     for kernel in list(gpu_module.regions[0].blocks[0].operations):
       if kernel.operation.name != "gpu.func":
-        raise PassError(kernel.location, f"{ARGUMENT}: {kernel.operation.name} in a gpu.module is not emulated (only gpu.func kernels are)")
+        raise PassError(
+          kernel.location,
+          f"{ARGUMENT}: {kernel.operation.name} in a gpu.module is not emulated (only gpu.func kernels are)",
+        )
       check_kernel(kernel)
       local, grid = sizes(kernel)
-      if grid_arguments: grid = None
+      if grid_arguments:
+        grid = None
       if (declared := symbols.get(name := ir.StringAttr(kernel.attributes["sym_name"]).value)) is not None:
         declaration = declared.operation.name == "func.func" and not len(declared.regions[0].blocks)
-        if not declaration or grid is None or declared.attributes["function_type"] != kernel.attributes["function_type"]:
-          raise PassError(kernel.location, f"{ARGUMENT}: kernel @{name} would clash with the module's @{name}, which is not a declaration "
-                                           "of the same function")
+        if (
+          not declaration or grid is None or declared.attributes["function_type"] != kernel.attributes["function_type"]
+        ):
+          raise PassError(
+            kernel.location,
+            f"{ARGUMENT}: kernel @{name} would clash with the module's @{name}, which is not a declaration "
+            "of the same function",
+          )
         declared.operation.erase()  # the launches' declaration: the emulated kernel defines it
       symbols[name] = kernel
       emulation = Emulation(kernel, local)
@@ -300,4 +419,5 @@ def gpu_emulate(module: ir.Operation, grid_arguments: bool = False) -> None:
       emulation.lower_ids()
     gpu_module.operation.erase()
   unaligned_reads(module)
-  if "gpu.container_module" in module.attributes: del module.attributes["gpu.container_module"]
+  if "gpu.container_module" in module.attributes:
+    del module.attributes["gpu.container_module"]

@@ -13,6 +13,7 @@ becomes
   %w = uop.store %v, %b[%i, %j] : memref<4x8xf32>
   %t = uop.end %w over (%i, %j) : memref<4x8xf32>
 """
+
 from mlir import ir
 from mlir.dialects import arith, func
 
@@ -30,38 +31,46 @@ def memref_of(tensor: ir.Type) -> ir.MemRefType:
 
 def device_of(fn: func.FuncOp, value: ir.Value, arguments: list[Device]) -> Device:
   """The device a materialized value (a bufferize, a copy between devices or an argument) lives on."""
-  if isinstance(value, ir.BlockArgument): return arguments[value.arg_number]
-  if isinstance(value.owner.opview, uop.CopyOp): return normalized(fn, value.owner.opview.device.value)
+  if isinstance(value, ir.BlockArgument):
+    return arguments[value.arg_number]
+  if isinstance(value.owner.opview, uop.CopyOp):
+    return normalized(fn, value.owner.opview.device.value)
   return BUFFERIZE_DEVICE.get(value.owner)
 
 
 def new_buffer(memref: ir.MemRefType, device: Device) -> ir.Value:
   buffer = uop.BufferOp(memref)
-  if device is not None: BUFFER_DEVICE.set(buffer, device)
+  if device is not None:
+    BUFFER_DEVICE.set(buffer, device)
   return buffer.result
 
 
 def bufferize(fn: func.FuncOp) -> None:
   block = fn.entry_block
   devices = argument_devices(fn)
-  for arg in block.arguments: arg.set_type(memref_of(arg.type))
+  for arg in block.arguments:
+    arg.set_type(memref_of(arg.type))
   sink = next(op for op in block.operations if isinstance(op, uop.SinkOp))
   outputs, repeated = {}, []  # every sink operand gets its own output: one that repeats an earlier operand copies it
   for position, value in enumerate(sink.operands):
     argument = block.add_argument(memref_of(value.type), fn.location)
     devices.append(device_of(fn, value, devices))
-    if value in outputs: repeated.append((position, argument))
-    else: outputs[value] = argument
+    if value in outputs:
+      repeated.append((position, argument))
+    else:
+      outputs[value] = argument
   for op in [op for op in block.operations if isinstance(op, (uop.BufferizeOp, uop.CopyOp))]:
     with ir.InsertionPoint(op), op.location:
       target = outputs.get(op.result) or new_buffer(memref_of(op.result.type), device_of(fn, op.result, devices))
-      if isinstance(op, uop.CopyOp): done = uop.TransferOp(target, op.src).result
+      if isinstance(op, uop.CopyOp):
+        done = uop.TransferOp(target, op.src).result
       else:
         stored = uop.StoreOp(op.src, target, list(op.ranges)).result
         done = uop.EndOp(stored, [r for r in op.ranges if defined_by(r, uop.RangeOp)]).result
     op.results[0].replace_all_uses_with(done)
     op.operation.erase()
-  for position, argument in repeated: sink.operands[position] = copy(sink.operands[position], argument, sink)
+  for position, argument in repeated:
+    sink.operands[position] = copy(sink.operands[position], argument, sink)
   fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([a.type for a in block.arguments], []))
   set_argument_devices(fn, devices)
 
@@ -70,13 +79,20 @@ def copy(buffer: ir.Value, target: ir.Value, sink: ir.OpView) -> ir.Value:
   """A store of `buffer` into `target` element by element, over new ranges, before the sink; its end."""
   first = 1 + max((range_id(op) for op in sink.operation.block.operations if isinstance(op, uop.RangeOp)), default=-1)
   with ir.InsertionPoint(sink), sink.location:
-    ranges = [new_range(uop.RangeKind.loop, n, first + axis) if n != 1 else arith.constant(ir.IndexType.get(), 0)
-              for axis, n in enumerate(ir.MemRefType(target.type).shape)]
+    ranges = [
+      new_range(uop.RangeKind.loop, n, first + axis) if n != 1 else arith.constant(ir.IndexType.get(), 0)
+      for axis, n in enumerate(ir.MemRefType(target.type).shape)
+    ]
     stored = uop.StoreOp(read(buffer, ranges), target, ranges).result
     return uop.EndOp(stored, [r for r in ranges if is_loop(r)]).result
 
 
-@register("pytc-bufferize", "materializations become buffers, stores inside their ranges and loop ends", takes=("rangeified", "bufferized"))
+@register(
+  "pytc-bufferize",
+  "materializations become buffers, stores inside their ranges and loop ends",
+  takes=("rangeified", "bufferized"),
+)
 def bufferize_pass(module: ir.Operation) -> None:
   for fn in functions_with(module, uop.BufferizeOp.OPERATION_NAME, uop.CopyOp.OPERATION_NAME):
-    with fn.location: bufferize(fn)
+    with fn.location:
+      bufferize(fn)

@@ -8,6 +8,7 @@ named like tinygrad's (`E_4_8` elementwise, `r_4_8` with a reduction, sizes of t
 reduce ranges). Structurally identical kernels (same body once range ids are renumbered) are
 emitted once and launched by the same name.
 """
+
 from mlir import ir
 from mlir.dialects import func
 
@@ -45,7 +46,11 @@ def kernel_name(cone: list[ir.Operation], end: ir.Operation) -> str:
 class Splitter:
   def __init__(self, module: ir.Operation, graph: func.FuncOp):
     self.module, self.graph, self.kernels = module, graph, {}
-    self.taken = {str(ir.StringAttr(op.attributes["sym_name"]).value) for op in module.regions[0].blocks[0].operations if "sym_name" in op.attributes}
+    self.taken = {
+      str(ir.StringAttr(op.attributes["sym_name"]).value)
+      for op in module.regions[0].blocks[0].operations
+      if "sym_name" in op.attributes
+    }
 
   def split(self, end: ir.Operation) -> None:
     cone = kernel_cone(end)
@@ -53,7 +58,12 @@ class Splitter:
     reads = []
     for op in cone:
       for v in op.operands:
-        if is_buffer(v) and isa(op, uop.IndexOp) and underlying_buffer(v) not in reads and underlying_buffer(v) != written:
+        if (
+          is_buffer(v)
+          and isa(op, uop.IndexOp)
+          and underlying_buffer(v) not in reads
+          and underlying_buffer(v) != written
+        ):
           reads.append(underlying_buffer(v))
     params = [written, *reads]
     name = self.emit_kernel(cone, end, params)
@@ -69,19 +79,23 @@ class Splitter:
     mapping = {}
     with ir.InsertionPoint(entry):
       for op in cone:
-        operands = [entry.arguments[params.index(underlying_buffer(v))] if is_buffer(v) and not (op == end) else mapping.get(v, v)
-                    for v in op.operands]
+        operands = [
+          entry.arguments[params.index(underlying_buffer(v))] if is_buffer(v) and not (op == end) else mapping.get(v, v)
+          for v in op.operands
+        ]
         clone(op, mapping, operands)
       func.ReturnOp([])
     ranges = sorted((op for op in entry.operations if isinstance(op, uop.RangeOp)), key=range_id)
-    for number, op in enumerate(ranges): op.id = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
+    for number, op in enumerate(ranges):
+      op.id = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), number)
     key = kernel.operation.get_asm(use_local_scope=True)  # the whole module would be numbered otherwise
     if key in self.kernels:
       kernel.operation.erase()
       return self.kernels[key]
     name = base = kernel_name(cone, end)
     suffix = 1
-    while name in self.taken: name, suffix = f"{base}n{suffix}", suffix + 1
+    while name in self.taken:
+      name, suffix = f"{base}n{suffix}", suffix + 1
     self.taken.add(name)
     kernel.attributes["sym_name"] = ir.StringAttr.get(name)
     KERNEL.set(kernel)
@@ -89,14 +103,26 @@ class Splitter:
     return name
 
 
-@register("pytc-split-kernels", "each store with its loop nest becomes a kernel function; the graph a list of launches",
-          takes=("bufferized", "split"))
+@register(
+  "pytc-split-kernels",
+  "each store with its loop nest becomes a kernel function; the graph a list of launches",
+  takes=("bufferized", "split"),
+)
 def split_kernels(module: ir.Operation) -> None:
   for op in functions_with(module, uop.EndOp.OPERATION_NAME, uop.TransferOp.OPERATION_NAME):
-    if KERNEL.get(op): continue
+    if KERNEL.get(op):
+      continue
     ends = [o.operation for o in op.entry_block.operations if isinstance(o, uop.EndOp)]
     splitter = Splitter(module, op)
     for end in ends:
-      with end.location: splitter.split(end)
-    for transfer in [o for o in op.entry_block.operations if isinstance(o, uop.TransferOp)]: transfer.result.replace_all_uses_with(transfer.dst)
-    erase_dead([o.operation for o in op.entry_block.operations if not isinstance(o, (uop.SinkOp, func.ReturnOp, uop.LaunchOp, uop.TransferOp))])
+      with end.location:
+        splitter.split(end)
+    for transfer in [o for o in op.entry_block.operations if isinstance(o, uop.TransferOp)]:
+      transfer.result.replace_all_uses_with(transfer.dst)
+    erase_dead(
+      [
+        o.operation
+        for o in op.entry_block.operations
+        if not isinstance(o, (uop.SinkOp, func.ReturnOp, uop.LaunchOp, uop.TransferOp))
+      ]
+    )

@@ -2,6 +2,7 @@
 MOCK's ranges), read and written lane-wise with NumPy gathers and scatters over views of those ranges; LDS is one
 zeroed byte array per workgroup. An access that leaves mapped memory (or a workgroup's LDS) is a `MemoryFault` naming
 the address, the instruction and its program counter; nothing is read or written by a faulting instruction."""
+
 from __future__ import annotations
 
 import ctypes
@@ -12,6 +13,7 @@ import numpy as np
 
 class MemoryFault(Exception):
   """An instruction reached memory outside what is mapped for the GPU."""
+
   def __init__(self, address: int, message: str):
     super().__init__(message)
     self.address = address
@@ -19,6 +21,7 @@ class MemoryFault(Exception):
 
 class GlobalMemory:
   """The host memory of the ranges `spans()` gives ((start, end) pairs, sorted and disjoint), lane by lane."""
+
   def __init__(self, spans: Callable[[], tuple[tuple[int, int], ...]]):
     self.spans, self.views, self.bounds = spans, {}, ((), np.zeros(0, np.uint64), np.zeros(0, np.uint64))
 
@@ -26,7 +29,11 @@ class GlobalMemory:
     """The mapped ranges with their starts and ends as arrays, made again only when the ranges changed (a new tuple)."""
     spans = self.spans()
     if spans is not self.bounds[0]:
-      self.bounds = (spans, np.fromiter((s for s, _ in spans), np.uint64, len(spans)), np.fromiter((e for _, e in spans), np.uint64, len(spans)))
+      self.bounds = (
+        spans,
+        np.fromiter((s for s, _ in spans), np.uint64, len(spans)),
+        np.fromiter((e for _, e in spans), np.uint64, len(spans)),
+      )
     return self.bounds
 
   def view(self, span: tuple[int, int]) -> np.ndarray:
@@ -34,11 +41,16 @@ class GlobalMemory:
       view = self.views[span] = np.ctypeslib.as_array((ctypes.c_uint8 * (span[1] - span[0])).from_address(span[0]))
     return view
 
-  def locate(self, addresses: np.ndarray, nbytes: int, where: str) -> list[tuple[np.ndarray, np.ndarray | slice, np.ndarray]]:
+  def locate(
+    self, addresses: np.ndarray, nbytes: int, where: str
+  ) -> list[tuple[np.ndarray, np.ndarray | slice, np.ndarray]]:
     """(view, lane positions, byte offsets into the view) per mapped range the lanes' accesses fall in; MemoryFault for
     the first lane whose `nbytes` at its address are not all mapped."""
     spans, starts, ends = self.ranges()
-    if not spans: raise MemoryFault(int(addresses[0]), f"{where}: {nbytes} bytes at {int(addresses[0]):#x} are not mapped to the GPU")
+    if not spans:
+      raise MemoryFault(
+        int(addresses[0]), f"{where}: {nbytes} bytes at {int(addresses[0]):#x} are not mapped to the GPU"
+      )
     index = np.maximum(np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1, 0)
     inside = (addresses >= starts[index]) & (addresses + np.uint64(nbytes) <= ends[index])
     if not inside.all():
@@ -55,13 +67,15 @@ class GlobalMemory:
   def load(self, addresses: np.ndarray, nbytes: int, where: str) -> np.ndarray:
     """`nbytes` at each address: a (lanes, nbytes) uint8 array."""
     out = np.empty((len(addresses), nbytes), np.uint8)
-    for view, lanes, offsets in self.locate(addresses, nbytes, where): out[lanes] = gather(view, offsets, nbytes)
+    for view, lanes, offsets in self.locate(addresses, nbytes, where):
+      out[lanes] = gather(view, offsets, nbytes)
     return out
 
   def store(self, addresses: np.ndarray, data: np.ndarray, where: str) -> None:
     """Each row of `data` (lanes, nbytes) to its lane's address; lanes store in order, so the last of two to one
     address wins, as one wave's lanes do."""
-    for view, lanes, offsets in self.locate(addresses, data.shape[1], where): scatter(view, offsets, data[lanes])
+    for view, lanes, offsets in self.locate(addresses, data.shape[1], where):
+      scatter(view, offsets, data[lanes])
 
 
 def aligned(view: np.ndarray, offsets: np.ndarray, nbytes: int) -> bool:
@@ -80,7 +94,8 @@ def scatter(view: np.ndarray, offsets: np.ndarray, data: np.ndarray) -> None:
   nbytes = data.shape[1]
   if aligned(view, offsets, nbytes):
     view.view(np.uint32)[(offsets >> 2)[:, None] + np.arange(nbytes // 4)] = np.ascontiguousarray(data).view(np.uint32)
-  else: view[offsets[:, None] + np.arange(nbytes)] = data
+  else:
+    view[offsets[:, None] + np.arange(nbytes)] = data
 
 
 def mapped_spans(spans: list[tuple[int, int]]) -> Callable[[], tuple[tuple[int, int], ...]]:

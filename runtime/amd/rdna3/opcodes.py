@@ -2,6 +2,7 @@
 "opcode:name" words. VOP3 numbers every VALU instruction that has a VOP3 form (VOPC at 0-255, VOP2 at 256-383, VOP1 at
 384-511, derived from those tables, then the VOP3-only ones from 512); VOP3SD holds the VOP3 opcodes whose encoding
 carries a scalar destination."""
+
 from __future__ import annotations
 
 
@@ -270,7 +271,22 @@ MUBUF = _table("""
 
 # VALU instructions with no VOP3 form (a mandatory literal, a second destination, lanes or registers swapped) or, for
 # the carry ones, one in VOP3SD
-NO_VOP3_FORM = {"v_dot2acc_f32_f16", "v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32", "v_fmamk_f32", "v_fmaak_f32",
-                "v_fmamk_f16", "v_fmaak_f16", "v_pk_fmac_f16", "v_swap_b32", "v_swap_b16", "v_permlane64_b32", "v_swaprel_b32"}
+NO_VOP3_FORM = {
+  "v_dot2acc_f32_f16",
+  "v_add_co_ci_u32",
+  "v_sub_co_ci_u32",
+  "v_subrev_co_ci_u32",
+  "v_fmamk_f32",
+  "v_fmaak_f32",
+  "v_fmamk_f16",
+  "v_fmaak_f16",
+  "v_pk_fmac_f16",
+  "v_swap_b32",
+  "v_swap_b16",
+  "v_permlane64_b32",
+  "v_swaprel_b32",
+}
 PROMOTED = [(VOPC, 0), (VOP2, 256), (VOP1, 384)]  # the VOP3 opcodes of the 32-bit encodings: theirs plus an offset
-VOP3 = {base + code: name for table, base in PROMOTED for code, name in table.items() if name not in NO_VOP3_FORM} | VOP3_ONLY
+VOP3 = {
+  base + code: name for table, base in PROMOTED for code, name in table.items() if name not in NO_VOP3_FORM
+} | VOP3_ONLY
