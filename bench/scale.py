@@ -22,10 +22,10 @@ from mlir import ir
 
 from pytc import Tensor
 from pytc.compiler import context
-from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
+from pytc.compilers.cpu import CPUCompiler
 from pytc.graph import structure_of, to_mlir
 from pytc.passes import split_top_level
-from pytc.pipelines import SCHEDULE_PIPELINE, run_pipeline
+from pytc.pipelines import run_pipeline
 from pytc.runtime.target import host_cpu
 
 
@@ -77,15 +77,15 @@ def time_graph(family, n: int, llvm: bool) -> dict[str, float]:
   start = time.perf_counter()
   out = family(n)
   times = {"build": time.perf_counter() - start}
-  pipelines = {"schedule": SCHEDULE_PIPELINE, "kernel": kernel_pipeline(host_cpu())} | ({"cpu": LLVM_PIPELINE} if llvm else {})
+  stages = [s for s in CPUCompiler(host_cpu()).stages() if s.pipeline and (llvm or s.name != "llvm")]
   with context(), ir.Location.unknown():
     start = time.perf_counter()
     pending = [out.lazydata]
     inputs, _ = structure_of(pending)
     module = to_mlir(pending, inputs, "graph")
     times["emit"] = time.perf_counter() - start
-    for label, pipeline in pipelines.items():
-      if label == "cpu":  # the JIT takes the kernels alone, as pytc's compile driver hands them over
+    for label, pipeline in ((s.name, s.pipeline) for s in stages):
+      if label == "llvm":  # the JIT takes the kernels alone, as pytc's compile driver hands them over
         for op in [op for op in module.body.operations if "pytc.kernel" not in op.attributes]: op.operation.erase()
       for step in steps(pipeline):
         start = time.perf_counter()

@@ -7,43 +7,35 @@ from mlir import ir
 
 from pytc.compiler import context
 from pytc.compilers import Compiler
-from pytc.compilers.cpu import CPUCompiler
+from pytc.compilers.targets import TARGETS, compiler_for
 from pytc.helpers import pytc_version
-from pytc.pipelines import SCHEDULE_PIPELINE, run_pipeline
 from pytc.pytc_opt import read_text
 from pytc.runtime import backends
-from pytc.runtime.target import GPU_TARGETS, host_cpu
 
-STAGES = ("schedule", "kernels", "gpu", "llvm", "binary")
-TARGETS = ("cpu", *(f"{t.name}:{t.arch}" for t in GPU_TARGETS.values()))
+STAGES = ("schedule", "kernels", "gpu", "llvm", "binary")  # a compiler's stages(), and "gpu": a GPU target's kernels
 
 
 class UsageError(ValueError):
   """A target, stage or output the command cannot serve."""
 
 
-def compiler_for(spec: str) -> Compiler:
-  """The compiler for `--target`: "cpu" (this machine) or a GPU target ("amdgpu:gfx942", "gfx942", "nvptx:sm_90", "sm_90")."""
-  if spec.lower() == "cpu": return CPUCompiler(host_cpu())
-  from pytc.compilers.gpu import gpu_compiler
-  try: return gpu_compiler(spec)
-  except ValueError: raise UsageError(f"unknown target '{spec}' (known: {', '.join(TARGETS)})") from None
-
-
 def compile_stage(text: str, compiler: Compiler, stage: str, name: str) -> str | bytes:
-  """The module after `stage`, as text, or the binary's code (bytes; PTX is text). Pipelines run through the compile
-  driver's run_pipeline, so PYTC_DUMP=dir holds the IR after every pass under dir/name."""
-  gpu = compiler.target.name != "cpu"
-  if stage == "gpu" and not gpu: raise UsageError("stage 'gpu' is the mapped gpu.module IR of a GPU target; the cpu target has none")
+  """The module after `stage` of the compiler's stages(), as text, or the binary's code (bytes; PTX is text). With
+  PYTC_DUMP=dir, the IR after every pass is under dir/name."""
+  if stage == "gpu":
+    if compiler.target.name == "cpu":
+      raise UsageError("stage 'gpu' is the mapped gpu.module IR of a GPU target; the cpu target has none")
+    stage = "kernels"
   module = ir.Module.parse(text)
-  run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
+  schedule, *steps = compiler.stages()
+  schedule.run(module, name)
   if stage == "binary":
     code = compiler.compile(module, name, cached=False)[0].code  # built afresh: every pipeline runs (and dumps)
     return code.decode() if compiler.target.name == "nvptx" else code
-  if stage != "schedule": run_pipeline(module, compiler.kernel_pipeline(), f"{name}/2-kernels")
-  if stage == "llvm":
-    compiler.prepare(module)
-    run_pipeline(module, compiler.lowering_pipeline, f"{name}/3-{compiler.target.name}")
+  for step in steps if stage != schedule.name else ():
+    if step.name == "llvm": compiler.prepare(module)
+    step.run(module, name)
+    if step.name == stage: break
   return str(module)
 
 
@@ -70,7 +62,7 @@ def compile_file(path: str, stage: str, target: str = "cpu", output: str | None 
   name = "stdin" if path == "-" else os.path.splitext(os.path.basename(path))[0]
   with context():
     try: write(compile_stage(text, compiler_for(target), stage, name), output)
-    except (ir.MLIRError, RuntimeError, UsageError) as error:
+    except (ir.MLIRError, RuntimeError, ValueError) as error:
       print(f"pytc: error: {error}", file=sys.stderr)
       return 1
     except OSError as error:

@@ -17,7 +17,7 @@ from pytc.helpers import DEBUG
 from pytc.passes.common.analysis import read_where_written
 from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE, WRITES
 from pytc.passes.common.devices import argument_devices
-from pytc.pipelines import SCHEDULE_PIPELINE, CompileError, copy_module, run_pipeline, verify
+from pytc.pipelines import SCHEDULE, CompileError, copy_module, verify
 from pytc.runtime.device import Binary, Compiled, Program
 from pytc.search import tune
 
@@ -113,7 +113,7 @@ def schedule_graph(module: ir.Module, name: str, inputs: int, into: tuple[tuple[
   input) pairs, each asking for the graph's output to be computed into that input's buffer (an assign's value into its target)."""
   start = time.perf_counter()
   verify(module)
-  run_pipeline(module, SCHEDULE_PIPELINE, f"{name}/1-schedule")
+  SCHEDULE.run(module, name)
   graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
   launches, temporaries, outputs = extract_schedule(graph, inputs)
   graph.operation.erase()

@@ -1,7 +1,10 @@
-"""Running pass pipelines: the scheduling pipeline every graph goes through, one function that runs any pipeline (with
-PYTC_DUMP's dumps and the verifier), and the errors they raise. The compile driver (compiler.py), the target compilers
-(compilers/) and the kernel search all run pipelines through here."""
+"""Running pass pipelines: the named stages of a compile path, the scheduling stage every graph goes through, one
+function that runs any pipeline (with PYTC_DUMP's dumps and the verifier), and the errors they raise. The compile driver
+(compiler.py), the target compilers (compilers/), the kernel search and the command-line tools all run pipelines
+through here; a compiler's `stages()` is its target's table of them."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from mlir import ir
 
@@ -10,6 +13,26 @@ from pytc.passes import checking_every_pass, pass_manager
 
 SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
                      "pytc-bufferize, pytc-split-kernels, pytc-merge-kernels, pytc-schedule, canonicalize, cse)")
+
+
+@dataclass(frozen=True)
+class Stage:
+  """A named step of a target's compile path: its pass pipeline (empty for the last step, the target's code emission)
+  and what the module holds after it. With PYTC_DUMP=dir, a graph's IR after each pass of the stage goes under
+  dir/<graph>/<number>-<name>."""
+  number: int
+  name: str
+  pipeline: str
+  result: str
+
+  def folder(self, dump_name: str) -> str: return f"{dump_name}/{self.number}-{self.name}"
+
+  def run(self, module: ir.Module, dump_name: str = "") -> None:
+    """Run the stage's pipeline on `module` (in place)."""
+    run_pipeline(module, self.pipeline, self.folder(dump_name))
+
+
+SCHEDULE = Stage(1, "schedule", SCHEDULE_PIPELINE, "the launch list and the index-level kernels")
 
 
 class InvalidGraphError(ValueError):

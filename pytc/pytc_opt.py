@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
+from pytc.compilers.targets import compiler_for, stage_table
 from pytc.dialects import uop
 from pytc.passes import PASSES, PipelineError, pass_manager
 
@@ -90,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
   parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass (stderr)")
   parser.add_argument("--list-passes", action="store_true", help="list pytc's passes and exit")
+  parser.add_argument("--stage", help="run the pipeline of this stage of the target's compile path (see --list-stages)")
+  parser.add_argument("--target", default="cpu", help="the target of --stage and --list-stages: cpu (this machine, default) "
+                      "or a GPU target (amdgpu:gfx942, sm_90, ...)")
+  parser.add_argument("--list-stages", action="store_true", help="list the target's stages with their pipelines and exit")
   parser.add_argument("--debug", action="store_true", help="print the Python traceback of an internal error in a pytc pass (as DEBUG=1 does)")
   return parser
 
@@ -121,16 +126,29 @@ def read_text(path: str) -> str:
   return stream.read().decode("utf-8") if stream is not None else sys.stdin.read()
 
 
+def stage_pipeline(name: str, target: str) -> str:
+  """The pipeline of stage `name` in `target`'s table (pytc.pipelines.Stage)."""
+  try: stage = compiler_for(target).stage(name)
+  except ValueError as error: raise PipelineError(str(error)) from None
+  if not stage.pipeline: raise PipelineError(f"stage '{name}' emits code, it runs no passes: pytc compile --stage {name} writes it")
+  return stage.pipeline
+
+
 def main(argv: list[str] | None = None) -> int:
   parser = build_parser()
   args, rest = parser.parse_known_args(argv)
-  if args.list_passes:
-    print(list_passes())
-    return 0
   try:
+    if args.list_passes:
+      print(list_passes())
+      return 0
+    if args.list_stages:
+      try: print(stage_table(compiler_for(args.target)))
+      except ValueError as error: raise PipelineError(str(error)) from None
+      return 0
     shorthand = shorthand_pipeline(rest)
-    if shorthand and args.pass_pipeline: raise PipelineError("use either --pass-pipeline or -<pass> flags, not both")
-    pipeline = args.pass_pipeline or shorthand
+    given = [p for p in (args.pass_pipeline, shorthand, args.stage) if p]
+    if len(given) > 1: raise PipelineError("use one of --pass-pipeline, --stage or -<pass> flags")
+    pipeline = stage_pipeline(args.stage, args.target) if args.stage else args.pass_pipeline or shorthand
     if pipeline: pass_manager(pipeline, uop.context())  # every pass and option checked before any input is read
   except PipelineError as error:
     print(f"pytc-opt: error: {error}", file=sys.stderr)

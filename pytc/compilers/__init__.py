@@ -1,9 +1,11 @@
 """Compilers: a schedule's kernel functions to a `Binary` for one target. A device names its compiler (`module:Class`,
 see runtime/device.py); each compiler is one module here, built from the device's `Target`.
 
-A compiler runs two pipelines: `kernel_pipeline`, pytc's code-generation passes from index-level kernels to the target's
-loops (what pytc decides), then `lowering`, which turns that into code. The disk cache sits between them: its key is the
-kernel IR after the first pipeline, the second pipeline and the target, so an unchanged kernel skips the lowering."""
+A compiler runs two pipelines after the schedule: `kernel_pipeline`, pytc's code-generation passes from index-level kernels
+to the target's loops (what pytc decides), then `lowering_pipeline`, which turns that into LLVM's dialect, before `emit`
+makes code of it. `stages()` names them (schedule, kernels, llvm, binary): the table `pytc compile --stage`, `pytc-opt
+--stage` and PYTC_DUMP's folders read. The disk cache sits between the two pipelines: its key is the kernel IR after the
+first, the second and the target, so an unchanged kernel skips the lowering."""
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +15,7 @@ from mlir import ir
 from pytc import kernel_cache
 from pytc.helpers import pytc_version
 from pytc.passes.common.attributes import KERNEL
-from pytc.pipelines import run_pipeline
+from pytc.pipelines import SCHEDULE, Stage
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
 
@@ -33,12 +35,26 @@ def signature(function: ir.Operation) -> tuple[str, int]:
 class Compiler:
   """Compiles kernel modules for `target`; subclasses give the pipelines and the lowering to bytes."""
   lowering_pipeline: str = ""
+  kernels_result = "the target's kernels"
+  binary_result = "the target's binary"
   searchable = False  # a kernel search may choose its kernels' pytc.tune (pytc/search.py)
 
   def __init__(self, target: Target):
     self.target = target
 
   def kernel_pipeline(self) -> str: raise NotImplementedError
+
+  def stages(self) -> tuple[Stage, ...]:
+    """The target's compile path by name, in order."""
+    return (SCHEDULE, Stage(2, "kernels", self.kernel_pipeline(), self.kernels_result),
+            Stage(3, "llvm", self.lowering_pipeline, "the kernels in LLVM's dialect"), Stage(4, "binary", "", self.binary_result))
+
+  def stage(self, name: str) -> Stage:
+    """The stage called `name`; ValueError naming the target's stages."""
+    if (found := next((s for s in self.stages() if s.name == name), None)) is None:
+      raise ValueError(f"no stage '{name}' for {self.target.name} (its stages: {', '.join(s.name for s in self.stages())})")
+    return found
+
   def emit(self, lowered: ir.Module) -> bytes: raise NotImplementedError
   def kernel_info(self, function: ir.Operation) -> KernelInfo: raise NotImplementedError
   def kernel_functions(self, kernels: ir.Module) -> list[ir.Operation]:
@@ -61,18 +77,18 @@ class Compiler:
   def generate(self, kernels: ir.Module, dump_name: str = "") -> str:
     """Run the kernel pipeline on `kernels` (in place): the kernel IR it leaves, what the binary is built from (run_pipeline
     verifies its result: the IR is printed without verifying it again)."""
-    run_pipeline(kernels, self.kernel_pipeline(), f"{dump_name}/2-kernels")
+    self.stage("kernels").run(kernels, dump_name)
     return kernels.operation.get_asm(assume_verified=True)
 
   def build(self, kernels: ir.Module, dump_name: str = "") -> Binary:
     """The binary of kernels that went through `generate` (rewritten in place), without the disk cache."""
     infos = tuple(self.kernel_info(function) for function in self.kernel_functions(kernels))
     self.prepare(kernels)
-    return Binary(self.target.cache_key(), self.lower(kernels, f"{dump_name}/3-{self.target.name}") if infos else b"", infos)
+    return Binary(self.target.cache_key(), self.lower(kernels, dump_name) if infos else b"", infos)
 
-  def lower(self, kernels: ir.Module, dump_name: str) -> bytes:
+  def lower(self, kernels: ir.Module, dump_name: str = "") -> bytes:
     """The code of `kernels` (prepared; rewritten in place): the lowering pipeline, then `emit`."""
-    run_pipeline(kernels, self.lowering_pipeline, dump_name)
+    self.stage("llvm").run(kernels, dump_name)
     return self.emit(kernels)
 
   def compile(self, kernels: ir.Module, dump_name: str = "", cached: bool = True) -> tuple[Binary, str, bool]:

@@ -35,6 +35,8 @@ class GridArgumentEmulation(EMUCompiler):
 
 
 class AMDMockCompiler(Compiler):
+  kernels_result = AMDGPUCompiler.kernels_result
+  binary_result = "the AMD code object bundled with its CPU emulation"
   def __init__(self, target: Target):
     super().__init__(target)
     self.gpu, self.emulation = AMDGPUCompiler(gpu_target(target.arch)), GridArgumentEmulation(emulated(target.arch))

@@ -17,8 +17,8 @@ import tempfile
 
 from mlir import ir
 from mlir.dialects import llvm as llvm_dialect
-from mlir.passmanager import PassManager
 
+from pytc.pipelines import CompileError, run_pipeline
 from pytc.runtime.amd_code_object import gfx_major
 from pytc.runtime.amd_code_object import parse as parse_code_object
 
@@ -111,8 +111,8 @@ def llvm_ir(module: ir.Module, chip: str) -> dict[str, str]:
   with module.context, ir.Location.unknown():
     lowered = ir.Module.parse(str(module))
     native_math(lowered)
-    try: PassManager.parse(lowering_pipeline(chip)).run(lowered.operation)
-    except ir.MLIRError as e: raise AMDGPUCompileError(f"convert-gpu-to-rocdl for {chip} failed: {e}") from None
+    try: run_pipeline(lowered, lowering_pipeline(chip))
+    except CompileError as e: raise AMDGPUCompileError(f"convert-gpu-to-rocdl for {chip} failed: {e}") from None
     return translate(lowered)
 
 

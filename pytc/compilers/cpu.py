@@ -52,6 +52,8 @@ def kernel_pipeline(target: Target) -> str:
 
 class CPUCompiler(Compiler):
   lowering_pipeline = LLVM_PIPELINE
+  kernels_result = "scf/memref/arith/vector loops"
+  binary_result = "the shared library"
   searchable = True
 
   def kernel_pipeline(self) -> str: return kernel_pipeline(self.target)
@@ -94,11 +96,12 @@ class CPUCompiler(Compiler):
     kernel_cache.store(key, code)
     return Binary(self.target.cache_key(), code, tuple(infos)), kernel_ir, False
 
-  def lower(self, kernels: ir.Module, dump_name: str) -> bytes:
+  def lower(self, kernels: ir.Module, dump_name: str = "") -> bytes:
     """LLVM's object code for the host, linked into a shared library. Shares of the kernels are lowered and compiled on
     several cores (host_objects), each through a pass manager of its own rather than `run_pipeline`."""
     with tempfile.TemporaryDirectory() as scratch:
-      return self.link(object_files(kernels, scratch, self.lowering_pipeline, dump=dump_folder(dump_name)))
+      dump = dump_folder(self.stage("llvm").folder(dump_name))
+      return self.link(object_files(kernels, scratch, self.lowering_pipeline, dump=dump))
 
   def link(self, objects: list[str]) -> bytes:
     """The object files linked into a shared library (in a private scratch folder), as bytes."""

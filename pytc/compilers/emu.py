@@ -12,6 +12,7 @@ from pytc.runtime.device import KernelInfo
 
 class EMUCompiler(CPUCompiler):
   searchable = False  # its choices are the GPU mapping's, not the CPU passes'
+  kernels_result = "CPU loops running the kernels mapped for the emulated GPU"
 
   def kernel_pipeline(self) -> str:
     return f"builtin.module({gpu_map(self.target)}, pytc-gpu-emulate, canonicalize)"

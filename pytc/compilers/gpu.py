@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import gpu
-from mlir.passmanager import PassManager
 
 from pytc.compilers import Compiler, amdgpu, gpu_map, ptx, signature
 from pytc.passes.common.attributes import GPU, GPU_FUNC, GPU_MODULE
+from pytc.pipelines import CompileError, run_pipeline
 from pytc.runtime.amd_code_object import parse as parse_code_object
 from pytc.runtime.device import KernelInfo
 from pytc.runtime.target import Target, gpu_target
@@ -29,6 +29,7 @@ def gpu_modules(module: ir.Module) -> list[ir.Operation]:
 class GPUCompiler(Compiler):
   """What the AMD and NVIDIA compilers share: the mapping, the kernels' launch sizes, one gpu.module for the lowering."""
   kind: str = ""  # the Target.name it compiles for
+  kernels_result = "the kernels mapped onto workgroups and threads: a gpu.module"
 
   def __init__(self, target: Target):
     if target.name != self.kind: raise ValueError(f"{type(self).__name__} compiles for {self.kind} targets, not {target}")
@@ -58,6 +59,7 @@ class GPUCompiler(Compiler):
 
 class AMDGPUCompiler(GPUCompiler):
   """An HSACO holding every kernel of a schedule, refused when it has an undefined symbol."""
+  binary_result = "the AMD code object (HSACO)"
   kind = "amdgpu"
 
   def __init__(self, target: Target):
@@ -80,6 +82,7 @@ class AMDGPUCompiler(GPUCompiler):
 
 class PTXCompiler(GPUCompiler):
   """PTX text (utf-8) holding every kernel of a schedule as an `.entry`; no function left external."""
+  binary_result = "the PTX text"
   kind = "nvptx"
 
   def __init__(self, target: Target):
@@ -97,8 +100,8 @@ class PTXCompiler(GPUCompiler):
 
   def emit(self, kernels: ir.Module) -> bytes:
     with kernels.context:
-      try: PassManager.parse(f"builtin.module({ptx.TO_PTX})").run(kernels.operation)
-      except ir.MLIRError as e: raise ptx.PTXError(f"PTX for {self.target.arch} failed: {e}") from None
+      try: run_pipeline(kernels, f"builtin.module({ptx.TO_PTX})")
+      except CompileError as e: raise ptx.PTXError(f"PTX for {self.target.arch} failed: {e}") from None
     return ptx.texts(kernels, self.target.arch)[MERGED].encode()
 
 

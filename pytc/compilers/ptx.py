@@ -15,7 +15,8 @@ import tempfile
 from mlir import ir
 from mlir.dialects import gpu
 from mlir.dialects import llvm as llvm_dialect
-from mlir.passmanager import PassManager
+
+from pytc.pipelines import CompileError, run_pipeline
 
 CHIPS = ("sm_80", "sm_90")
 ROUNDED_SQRT = {"f32": "llvm.nvvm.sqrt.rn.f", "f64": "llvm.nvvm.sqrt.rn.d"}
@@ -56,8 +57,8 @@ def ptx(module: ir.Module, chip: str = "sm_90") -> dict[str, str]:
     lowered = ir.Module.parse(str(module))
     lowered.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
     rounded_sqrt(lowered)
-    try: PassManager.parse(lowering_pipeline(chip)).run(lowered.operation)
-    except ir.MLIRError as e: raise PTXError(f"lowering to PTX for {chip} failed: {e}") from None
+    try: run_pipeline(lowered, lowering_pipeline(chip))
+    except CompileError as e: raise PTXError(f"lowering to PTX for {chip} failed: {e}") from None
     return texts(lowered, chip)
 
 

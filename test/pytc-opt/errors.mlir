@@ -22,7 +22,7 @@
 // UNBALANCED-NOT: Traceback
 
 // BOTH-NOT: Traceback
-// BOTH: pytc-opt: error: use either --pass-pipeline or -<pass> flags, not both
+// BOTH: pytc-opt: error: use one of --pass-pipeline, --stage or -<pass> flags
 // BOTH-NOT: Traceback
 
 // OPTION-NOT: Traceback

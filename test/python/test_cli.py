@@ -76,3 +76,41 @@ def test_compile_refuses(tmp_path, capsys, monkeypatch):
   assert compile_graph(tmp_path, "--stage", "gpu") == 1 and "pytc: error: stage 'gpu'" in capsys.readouterr().err
   monkeypatch.setattr("sys.stdout.isatty", lambda: True)
   assert compile_graph(tmp_path, "--target", "gfx942", "--stage", "binary") == 1 and "-o FILE" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target", ["cpu", "gfx942", "sm_90"])
+def test_stage_table_is_what_pytc_opt_runs(tmp_path, capsys, target):
+  """`pytc-opt --stage` replays a stage of the table `pytc compile --stage` stops at: the same IR after each."""
+  from pytc.compiler import context
+  from pytc.compilers.targets import compiler_for
+  from pytc.pytc_opt import main as opt
+  with context(): stages = compiler_for(target).stages()
+  assert [s.name for s in stages] == ["schedule", "kernels", "llvm", "binary"] and [s.number for s in stages] == [1, 2, 3, 4]
+  assert opt(["--list-stages", "--target", target]) == 0
+  table = capsys.readouterr().out
+  assert all(s.name in table and (s.pipeline or "code emission") in table for s in stages)
+  assert compile_graph(tmp_path, "--target", target, "--stage", "schedule") == 0
+  (tmp_path / "scheduled.mlir").write_text(capsys.readouterr().out)
+  assert compile_graph(tmp_path, "--target", target, "--stage", "kernels") == 0
+  kernels = capsys.readouterr().out
+  assert opt([str(tmp_path / "scheduled.mlir"), "--stage", "kernels", "--target", target]) == 0
+  assert capsys.readouterr().out.strip() == kernels.strip()
+
+
+def test_pytc_opt_stage_errors(tmp_path, capsys):
+  from pytc.pytc_opt import main as opt
+  (tmp_path / "empty.mlir").write_text("module {}")
+  cases = [(["--stage", "binary"], "emits code"), (["--stage", "fuse"], "no stage 'fuse' for cpu (its stages: schedule, kernels"),
+           (["--stage", "kernels", "--target", "gfx1"], "unknown target 'gfx1'"), (["--list-stages", "--target", "x"], "unknown target 'x'"),
+           (["--stage", "kernels", "-cse"], "use one of --pass-pipeline, --stage or -<pass> flags")]
+  for args, message in cases:
+    assert opt([str(tmp_path / "empty.mlir"), *args]) == 1
+    assert message in capsys.readouterr().err, args
+
+
+def test_dump_folders_are_named_by_the_stage_table(tmp_path, monkeypatch):
+  monkeypatch.setenv("PYTC_DUMP", str(tmp_path / "ir"))
+  assert compile_graph(tmp_path, "--stage", "binary", "-o", str(tmp_path / "kernels.so")) == 0
+  folders = sorted(p.name for p in (tmp_path / "ir" / "graph").iterdir())
+  assert folders == ["1-schedule", "2-kernels", "3-llvm"]
+  assert all(any((tmp_path / "ir" / "graph" / folder).rglob("*.mlir")) for folder in folders)

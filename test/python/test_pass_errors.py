@@ -123,12 +123,13 @@ def test_pipeline_is_checked_before_the_input_is_read(capsys, tmp_path):
 def test_compiler_pipelines_still_parse():
   from dataclasses import replace
 
-  from pytc.compilers.cpu import LLVM_PIPELINE, kernel_pipeline
-  from pytc.pipelines import SCHEDULE_PIPELINE
+  from pytc.compilers.cpu import CPUCompiler
+  from pytc.compilers.gpu import gpu_compiler
   from pytc.runtime.target import host_cpu
   targets = [host_cpu(), replace(host_cpu(), vector_lanes=16, vector_registers=32), replace(host_cpu(), vector_lanes=8, vector_registers=16)]
+  compilers = [*map(CPUCompiler, targets), gpu_compiler("gfx942"), gpu_compiler("sm_90")]
   with context() as ctx:
-    for pipeline in (SCHEDULE_PIPELINE, *map(kernel_pipeline, targets), LLVM_PIPELINE): pass_manager(pipeline, ctx)
+    for stage in (stage for compiler in compilers for stage in compiler.stages() if stage.pipeline): pass_manager(stage.pipeline, ctx)
 
 
 INVALID = sorted((Path(__file__).parents[1] / "passes").glob("*-invalid.mlir"))
