@@ -4,12 +4,12 @@ than multiplying by sign(x) (so its gradient at 0 is its slope there), no step o
 does not, and a float16 or bfloat16 input is computed in float32 and rounded once."""
 from __future__ import annotations
 
-import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pytc.dtype import DType, dtypes
+from pytc.elementwise import float32_for_halves, polynomial
 from pytc.gradient import by_slope
 from pytc.template import templated
 
@@ -42,23 +42,6 @@ HALF_EXP_ABOVE = 20.0
 def fitted(table: dict[DType, Any], dtype: DType) -> Any:
   """The float64 entry of a per-dtype table of fits for float64, the float32 one for the other floats (computed in float32)."""
   return table[dtypes.float64 if dtype == dtypes.float64 else dtypes.float32]
-
-
-def polynomial(x: Tensor, coefficients: Sequence[float]) -> Tensor:
-  """sum c_i x^(n-i), the coefficients from the highest power down (Horner's rule)."""
-  result = x * coefficients[0] + coefficients[1]
-  for c in coefficients[2:]: result = result * x + c
-  return result
-
-
-def float32_for_halves(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
-  """fn of a float16 or bfloat16 tensor evaluated in float32 and rounded back once: a composition evaluated in the half
-  type rounds at every step, and its errors add up or cancel the result away."""
-  @functools.wraps(fn)
-  def widened(self: Tensor, *args, **kwargs) -> Tensor:
-    if self.dtype not in (dtypes.float16, dtypes.bfloat16): return fn(self, *args, **kwargs)
-    return fn(self.cast(dtypes.float32), *args, **kwargs).cast(self.dtype)
-  return widened
 
 
 GELU_K, GELU_C = math.sqrt(8 / math.pi), 0.044715  # gelu's tanh form: x sigmoid(K (x + C x^3))
@@ -103,21 +86,10 @@ class Activations:
     y = of_magnitude(negative.where(-self, self))
     return negative.where(-y, y)
 
-  def _log1p(self) -> Tensor:
-    """log(1 + x), accurate for small x: log(w) * x / (w - 1) with w = 1 + x rounded corrects w's rounding error (x itself
-    where w is 1, inf where it is inf). For x > -1."""
-    w = 1 + self
-    one, infinite = w == 1, w == math.inf
-    return one.where(self, w.log() * infinite.where(1.0, self / (one | infinite).where(1, w - 1)))
-
-  def _expm1(self) -> Tensor:
-    """e^x - 1, accurate for small x: (u - 1) * x / log(u) with u = e^x rounded corrects u's rounding error (x itself where
-    u is 1, u - 1 where that is -1 or inf)."""
-    u = self.exp()
-    one, saturated = u == 1, (u - 1 == -1) | (u == math.inf)
-    safe = (one | saturated).where(2.0, u)  # the branches not taken see a finite u != 1, so they pass no NaN gradient
-    return one.where(self, saturated.where(u - 1, (safe - 1) * (self / safe.log())))
-
+  @templated
+  def relu(self) -> Tensor:
+    """max(self, 0) keeping NaN, with gradient 0 at 0 as torch (maximum would split it at the tie)."""
+    return ((self < 0) | (self == 0)).where(0, self)
   @templated
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self < 0).where(self * neg_slope, self)
   @templated
@@ -193,6 +165,7 @@ class Activations:
     e = negative.where(x, -x).exp()
     s = (1 + e).reciprocal()
     return negative.where(e * s, s)
+  def tanh(self) -> Tensor: return self._float_unary("tanh")
   @templated
   @float32_for_halves
   def sinh(self) -> Tensor:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from pytc.helpers import Frontend
+
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
 
@@ -20,18 +22,25 @@ def calling_op() -> str:
   """The Tensor method the user called, for an error message: the outermost public method of Tensor (a dunder such as
   `__matmul__` included, named matmul) on the stack of pytc's own frames, so softmax's error names softmax rather than
   the max it runs."""
-  from pytc.tensor import Tensor
-  frame, op = sys._getframe(1), "Tensor"
+  tensor, frame, op = Frontend.tensor, sys._getframe(1), "Tensor"
   while frame is not None and frame.f_globals.get("__name__", "").startswith("pytc"):
     name, owner = frame.f_code.co_name, frame.f_locals.get("self", frame.f_locals.get("cls"))
-    tensor_method = isinstance(owner, Tensor) or (isinstance(owner, type) and issubclass(owner, Tensor))
-    if tensor_method and hasattr(Tensor, name) and (not name.startswith("_") or (name.startswith("__") and name.endswith("__"))):
+    tensor_method = isinstance(owner, tensor) or (isinstance(owner, type) and issubclass(owner, tensor))
+    if tensor_method and hasattr(tensor, name) and (not name.startswith("_") or (name.startswith("__") and name.endswith("__"))):
       op = "Tensor" if name == "__init__" else name.strip("_")
     frame = frame.f_back
   return op
 
 
+def argfix(*x) -> tuple:
+  """tinygrad's calling convention: f(1, 2) and f((1, 2)) mean the same."""
+  return tuple(x[0]) if len(x) == 1 and isinstance(x[0], tuple | list) else tuple(x)
+
+
 def is_int(value: object) -> bool: return isinstance(value, int | np.integer)
+
+
+def is_tensor(value: object) -> bool: return isinstance(value, Frontend.tensor)
 
 
 def int_arg(value: object, name: str, minimum: int | None = None) -> int:
@@ -52,8 +61,7 @@ def ints_arg(value: object, n: int, name: str, minimum: int | None = None) -> tu
 
 def tensor_arg(value: object, name: str) -> Tensor:
   """`value`, which must be a Tensor."""
-  from pytc.tensor import Tensor
-  if not isinstance(value, Tensor): raise TypeError(f"{calling_op()}: {name} must be a Tensor, got {type(value).__name__} {value!r:.60}")
+  if not is_tensor(value): raise TypeError(f"{calling_op()}: {name} must be a Tensor, got {type(value).__name__} {value!r:.60}")
   return value
 
 

@@ -1,4 +1,5 @@
-"""Tensors made from Python data or from a shape: empty buffers, constants, ranges and the identity matrix (Tensor's class methods)."""
+"""Tensors made from Python data or from a shape: empty buffers, constants, ranges and the identity matrix, and tensors over
+data from elsewhere: NumPy storage, host memory, a URL's file (Tensor's class methods)."""
 from __future__ import annotations
 
 import math
@@ -6,19 +7,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pytc.arguments import int_arg, scalar_arg
+from pytc.arguments import argfix, int_arg, scalar_arg
 from pytc.device import Buffer, Device
-from pytc.dtype import DType, dtypes, to_dtype, wrapped
+from pytc.dtype import DType, Scalar, dtypes, to_dtype, wrapped
 from pytc.graph import LazyOp
+from pytc.helpers import fetch
 from pytc.symbolic import Variable, concrete
 
 if TYPE_CHECKING:
-  from pytc.tensor import Scalar, Tensor
-
-
-def argfix(*x) -> tuple:
-  """tinygrad's calling convention: f(1, 2) and f((1, 2)) mean the same."""
-  return tuple(x[0]) if len(x) == 1 and isinstance(x[0], tuple | list) else tuple(x)
+  from pytc.tensor import Tensor
 
 
 def creation_shape(shape: tuple, op: str) -> tuple[int, ...]:
@@ -133,3 +130,33 @@ class Creation:
     cols = n if m is None else int_arg(m, "m", 0)
     rows = cls.arange(n, device=device).unsqueeze(-1)
     return (rows == cls.arange(cols, device=device)).cast(dtypes.default_float if dtype is None else dtype)
+
+  # *** from data elsewhere ***
+
+  @classmethod
+  def from_bytes(cls, stored: np.ndarray, dtype: DType, device: str | None = None) -> Tensor:
+    """A tensor over the raw element storage `stored` (for bfloat16, the uint16 bit patterns)."""
+    if not isinstance(stored, np.ndarray): raise TypeError(f"from_bytes needs a NumPy array, got {type(stored).__name__}")
+    device = Device.canonicalize(device)
+    buffer = Buffer(device, dtype, stored.shape)
+    buffer.copyin(memoryview(np.ascontiguousarray(stored).reshape(-1).view(np.uint8)))
+    return cls(LazyOp("buffer", dtype, stored.shape, device, arg=buffer))
+
+  @classmethod
+  def from_blob(cls, ptr: int, shape: tuple[int, ...], dtype: DType | None = None, device: str | None = None, owner: object = None) -> Tensor:
+    """A tensor over host memory at address `ptr`, without a copy (CPU devices only). The address is trusted: kernels read
+    and write it directly. Only a null address, or a range [ptr, ptr + size in bytes) that is not all mapped in this process,
+    is refused (ValueError) up front; memory that is mapped but not the caller's to use is not caught. The memory must stay
+    valid and unchanged while the tensor is in use: pass the object that owns it (say, the NumPy array) as `owner` to keep it alive."""
+    device, dtype, shape = Device.canonicalize(device), dtype or dtypes.default_float, tuple(shape)
+    if (wrap := getattr(Device[device].allocator, "wrap", None)) is None:
+      raise ValueError(f"from_blob wraps host memory, so only devices whose memory is the host's (CPU), not {device}")
+    if not ptr: raise ValueError(f"from_blob needs a non-null pointer, got {ptr!r}")
+    try: raw = wrap(ptr, math.prod(shape) * dtype.itemsize, owner)
+    except ValueError as error: raise ValueError(f"from_blob: {error}") from None
+    return cls(LazyOp("buffer", dtype, shape, device, arg=Buffer(device, dtype, shape, raw)))
+
+  @classmethod
+  def from_url(cls, url: str, gunzip: bool = False, **kwargs) -> Tensor:
+    """The bytes (uint8) of the file at `url`, downloaded once into the cache (pytc.helpers.fetch), or of a local copy there."""
+    return cls(fetch(url, gunzip=gunzip), **kwargs)

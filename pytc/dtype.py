@@ -75,6 +75,9 @@ def strong_dtype(dtype: DType) -> DType:
   return dtype.strong if type(dtype) is WeakDType else dtype
 
 
+Scalar = int | float | bool  # a Python value that tensor ops take as a constant
+
+
 def weak_scalar_dtype(value: object) -> DType:
   """The type a Python scalar takes in an op with a tensor: bool, or the weak default int or float."""
   return dtype if (dtype := dtypes.of_scalar(value)).is_bool else weak_of(dtype)

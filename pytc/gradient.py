@@ -81,10 +81,9 @@ def _ruled_grad(g: Tensor, out: Tensor, srcs: tuple[Tensor, ...], arg) -> tuple[
 def ruled(value: Tensor, inputs: tuple[Tensor, ...], rule: Callable, params: tuple) -> Tensor:
   """`value` (computed from `inputs`) whose gradients to `inputs` are rule(output gradient, inputs, params) rather than
   those of the graph that computes it: a convolution's are convolutions, which lower as well as the forward."""
-  from pytc.tensor import Tensor
   node = value.lazydata
-  return Tensor(LazyOp("gradient_rule", node.dtype, node.symbolic or node.shape, node.device, (node, *(t.lazydata for t in inputs)),
-                       arg=(rule, params)))
+  return type(value)(LazyOp("gradient_rule", node.dtype, node.symbolic or node.shape, node.device, (node, *(t.lazydata for t in inputs)),
+                            arg=(rule, params)))
 
 
 def materialized(g: Tensor) -> Tensor:
@@ -148,7 +147,6 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
   """d(root)/d(node) for every node of `targets` in root's graph, keyed by id(node); zeros for those that root
   reaches only through ops without a gradient (comparisons, where's condition, detach). The gradient graph of a
   forward graph seen before (the same structures wired the same way, the same targets) is replayed, not rebuilt."""
-  from pytc.tensor import Tensor
   nodes = toposort([root.lazydata])
   index = {id(node): i for i, node in enumerate(nodes)}
   wanted = sorted({index[id(t)] for t in targets if id(t) in index})
@@ -162,7 +160,7 @@ def gradients(root: Tensor, seed: Tensor, targets: list[LazyOp]) -> dict[int, Te
     if (recording := record([g.lazydata for g in built], inputs)) is not None: _GRADIENT_GRAPHS[key] = recording
     else: return {id(nodes[w]): g for w, g in zip(wanted, built)}
   leaves = leaf_pool([nodes[-1], seed.lazydata])  # the forward nodes' leaves follow from the key, the seed's may not
-  return {id(nodes[w]): Tensor(g) for w, g in zip(wanted, replay(recording, inputs, leaves))}
+  return {id(nodes[w]): type(seed)(g) for w, g in zip(wanted, replay(recording, inputs, leaves))}
 
 
 _GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(flags.GRADIENT_CACHE)  # by the forward graph's shape
@@ -170,7 +168,7 @@ _GRADIENT_GRAPHS: LRUCache[tuple, Recording] = LRUCache(flags.GRADIENT_CACHE)  #
 
 def _build_gradients(nodes: list[LazyOp], seed: Tensor, targets: list[LazyOp]) -> list[Tensor]:
   """The gradient of each target by the rules, over `nodes` (the root's graph in topological order, the root last)."""
-  from pytc.tensor import Tensor
+  tensor = type(seed)
   wanted = {id(t) for t in targets}
   needed: set[int] = set()
   for node in nodes:
@@ -180,7 +178,7 @@ def _build_gradients(nodes: list[LazyOp], seed: Tensor, targets: list[LazyOp]) -
     if id(node) not in grads or node.op in NO_GRADIENT or not any(id(s) in needed for s in node.srcs): continue
     if node.op not in RULES: raise NotImplementedError(f"no gradient rule for {node.op}")
     g = grads[id(node)]
-    for src, src_grad in zip(node.srcs, RULES[node.op](g, Tensor(node), tuple(Tensor(s) for s in node.srcs), node.arg)):
+    for src, src_grad in zip(node.srcs, RULES[node.op](g, tensor(node), tuple(tensor(s) for s in node.srcs), node.arg)):
       if src_grad is None or id(src) not in needed: continue
       grads[id(src)] = grads[id(src)] + src_grad if id(src) in grads else src_grad
-  return [grads[id(t)] if id(t) in grads else Tensor(LazyOp("const", t.dtype, t.shape, t.device, arg=0.0)) for t in targets]
+  return [grads[id(t)] if id(t) in grads else tensor(LazyOp("const", t.dtype, t.shape, t.device, arg=0.0)) for t in targets]

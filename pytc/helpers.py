@@ -136,19 +136,24 @@ class ContextVar:
   def __repr__(self) -> str: return f"{self.key}={self.value}"
 
 
+class Frontend:
+  """The user-facing classes that modules below them use without importing them: tensor.py registers Tensor here when it
+  defines it (argument checks look for its instances, TRAINING sets its `training`)."""
+  tensor: type | None = None
+
+
 class TrainingVar(ContextVar):
-  """TRAINING is `Tensor.training` (dropout, batch statistics; the TRAINING flag sets it at import), so either spelling sets both."""
+  """TRAINING is `Tensor.training` (dropout, batch statistics; the TRAINING flag sets it at import), so either spelling sets
+  both; before Tensor is defined, the flag holds the value it will start with."""
   def __init__(self) -> None:
     self.key = flags.TRAINING.name
     ContextVar._registry[self.key] = self
   @property
-  def value(self) -> int:
-    from pytc.tensor import Tensor
-    return int(Tensor.training)
+  def value(self) -> int: return int(flags.TRAINING.value if Frontend.tensor is None else Frontend.tensor.training)
   @value.setter
   def value(self, value: int) -> None:
-    from pytc.tensor import Tensor
-    Tensor.training = bool(value)
+    if Frontend.tensor is None: flags.TRAINING.set(int(value))
+    else: Frontend.tensor.training = bool(value)
 
 
 class FlagVar(ContextVar):

@@ -1,18 +1,24 @@
-"""Tensor indexing: NumPy-style `t[...]`, assignment into a region, gather, scatter, scatter_reduce and masked_fill."""
+"""Tensor indexing: NumPy-style `t[...]` and assignment into what it selects, windows at a symbolic start, gather, scatter,
+scatter_reduce and masked_fill; and masked_select and nonzero, whose output size depends on the data: without `size` they
+read back how many elements are selected (a realize) to know the output's shape; with `size` they stay lazy, padding or
+truncating to it."""
 from __future__ import annotations
 
 import math
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytc.arguments import scalar_arg, tensor_arg
-from pytc.dtype import dtypes, least_upper_dtype
-from pytc.graph import VIEW_OPS, LazyOp
-from pytc.symbolic import Variable
+from pytc.dtype import Scalar, dtypes, least_upper_dtype
+from pytc.graph import VIEW_OPS, LazyOp, is_view
+from pytc.movement import broadcast_shape
+from pytc.realize import realize
+from pytc.symbolic import Variable, largest
 
 if TYPE_CHECKING:
-  from pytc.tensor import Scalar, Tensor
+  from pytc.tensor import Tensor
 
 
 class Indexing:
@@ -71,7 +77,6 @@ class Indexing:
 
   def _gather_dims(self, advanced: list[tuple[int, Tensor]]) -> Tensor:
     """self at the integer Tensor indices given for some dims: one one-hot sum over those dims, flattened together."""
-    from pytc.tensor import broadcast_shape
     dims, x = [d for d, _ in advanced], self
     if dims != list(range(dims[0], dims[0] + len(dims))):
       x, dims = x.permute(*dims, *[d for d in range(x.ndim) if d not in dims]), list(range(len(dims)))
@@ -170,7 +175,7 @@ class Indexing:
     while base.op in VIEW_OPS: chain, base = chain + [base], base.srcs[0]
     if any(node.op == "expand" for node in chain):
       raise RuntimeError(f"cannot assign into an expanded view of a {base.shape} tensor: several of its elements are one element of the buffer")
-    if not base.is_realized: base = settle(base)
+    if not base.is_realized: base = settle(base, type(self)._live)
     tensor = type(self)
     moved, inside = value, tensor(LazyOp("const", dtypes.bool, self.shape, self.device, arg=True))
     for node in chain:
@@ -178,6 +183,57 @@ class Indexing:
     tensor(base).assign(inside.where(moved, tensor(base))).realize()
     self.lazydata = rebuilt(self.lazydata, base)
     return self
+
+  def _window(self, axis: int, start: Variable, size: Variable | int) -> Tensor:
+    """self[..., start:start + size, ...] along `axis` for a symbolic start: a gather of the positions start + i (clamped
+    into the axis), which remembers where it came from so that assign writes back into the window."""
+    n = self.shape[axis]
+    positions = (type(self).arange(largest(size), device=self.device) + start).clip(0, n - 1)
+    gathered = self._gather_dims([(axis, positions)])
+    window = gathered._tagged(self.shape[:axis] + (size,) + self.shape[axis + 1:]) if isinstance(size, Variable) else gathered
+    window._window_of = (self, axis, start, size)
+    return window
+
+  def _assign_window(self, x: Tensor) -> Tensor:
+    """Write `x` into the window this tensor is (see _window), now: its source takes x at positions start + i."""
+    source, axis, start, size = self._window_of
+    n = source.shape[axis]
+    positions = type(self).arange(n, device=self.device)
+    offsets = (positions - start).clip(0, largest(size) - 1)
+    moved = x._gather_dims([(axis, offsets)]) if largest(size) > 1 else x.expand(source.shape[:axis] + (n,) + source.shape[axis + 1:])
+    begin = self._value_of(start)
+    inside = ((positions >= begin) & (positions < begin + size)).reshape(tuple(n if a == axis else 1 for a in range(source.ndim)))
+    source.assign(inside.where(moved, source))
+    if not is_view(source.lazydata): source.realize()
+    self.lazydata = source._window(axis, start, size).lazydata
+    return self
+
+  # *** selection with data-dependent sizes ***
+
+  def _selected_positions(self, size: int | None) -> tuple[Tensor, Tensor, int]:
+    """For a flat bool tensor: the one-hot over positions of slot s, the (s+1)-th True (none past the count), as (size, n);
+    whether each slot is filled; and size (the count of Trues when None)."""
+    count = self.sum()
+    if size is None: size = int(count.item())
+    slots = type(self).arange(size, device=self.device)
+    running = self.cumsum()  # running[p]: how many Trues up to and including position p
+    return self & (running == slots.unsqueeze(-1) + 1), slots < count, size
+
+  def masked_select(self, mask: Tensor, size: int | None = None, fill_value: Scalar = 0) -> Tensor:
+    """The elements of self where mask (broadcast to self's shape) is True, flattened. With `size`, exactly that many:
+    cut short, or padded with fill_value (in self's dtype)."""
+    if not tensor_arg(mask, "mask").dtype.is_bool: raise RuntimeError(f"masked_select needs a bool mask, got {mask.dtype}")
+    picks, filled, size = mask._broadcast_to(self.shape).flatten()._selected_positions(size)
+    return filled.where(picks.where(self.flatten(), 0).sum(-1), fill_value).cast(self.dtype)
+
+  def nonzero(self, size: int | None = None, fill_value: Scalar = 0) -> Tensor:
+    """The indices (int32) of the nonzero elements in row-major order, one row of self.ndim coordinates each. With `size`,
+    exactly that many rows: cut short, or padded with fill_value."""
+    if self.ndim == 0: return type(self).zeros(int(bool(self.item())) if size is None else size, 0, dtype=dtypes.int32, device=self.device)
+    picks, filled, size = (self != 0).flatten()._selected_positions(size)
+    flat = picks.where(type(self).arange(self.numel(), device=self.device), 0).sum(-1)
+    coords = type(self).stack(*[flat.idiv(math.prod(self.shape[d + 1:])) % n for d, n in enumerate(self.shape)], dim=-1)
+    return filled.unsqueeze(-1).where(coords, fill_value).cast(dtypes.int32)
 
 
 def undo_movement(node: LazyOp, x: Tensor) -> Tensor:
@@ -204,12 +260,10 @@ def rebuilt(node: LazyOp, base: LazyOp) -> LazyOp:
   return node if source is node.srcs[0] else LazyOp(node.op, node.dtype, node.shape, node.device, (source,), node.arg)
 
 
-def settle(node: LazyOp) -> LazyOp:
-  """Realize `node` (a tensor's value, or a pending assign), and make every live tensor holding it, or a view of it, hold the
-  buffer instead: an assign through a view must then write into the one buffer they all read."""
-  from pytc.realize import realize
-  from pytc.tensor import Tensor
+def settle(node: LazyOp, live: set[weakref.ref]) -> LazyOp:
+  """Realize `node` (a tensor's value, or a pending assign), and make every tensor of `live` holding it, or a view of it, hold
+  the buffer instead: an assign through a view must then write into the one buffer they all read."""
   (done,) = realize([node])
-  for ref in list(Tensor._live):
+  for ref in list(live):
     if (t := ref()) is not None and is_view_of(t.lazydata, node): t.lazydata = rebuilt(t.lazydata, done)
   return done

@@ -34,6 +34,10 @@ _schedules: LRUCache[int, Kept] = LRUCache(flags.SCHEDULE_CACHE)
 SPARE_BYTES = 1 << 20
 
 
+class JitError(RuntimeError):
+  """A jitted function was called in a way its capture cannot replay."""
+
+
 class Captures(threading.local):
   """The TinyJit captures in progress on this thread and what they record; a capture sees only its own thread's work. Each
   list in `launches` gets ([(Step, its Buffers)], the Programs holding the steps' kernels) from every realize, each in `draws`

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from pytc.device import Buffer
+from pytc.dtype import dtypes
 
 
 class Usage:
@@ -102,19 +103,10 @@ class Variable:
   def __gt__(self, other: Variable | int) -> bool: return decided(self - other, ">", lambda d: d.vmin > 0, lambda d: d.vmax <= 0)
   def __ge__(self, other: Variable | int) -> bool: return decided(self - other, ">=", lambda d: d.vmin >= 0, lambda d: d.vmax < 0)
 
-  # *** on a device ***
-
-  def tensor(self, device: str):
-    """Its value as a 0-d int32 Tensor on `device`, computed from the variables' buffers."""
-    from pytc.tensor import Tensor
-    total = Tensor(self.const, device=device, dtype="int32")
-    for leaf, c in self.terms: total = total + Tensor(leaf.node(device)) * c
-    return total
-
 
 class Leaf:
   """One variable: its name and range (what a graph's structure holds) and, bound, its value with a buffer holding it on
-  each device it was used on."""
+  each device it was used on (and the graph node reading that buffer, which Tensor makes)."""
   __slots__ = ("name", "lo", "hi", "value", "buffers", "nodes")
 
   def __init__(self, name: str, lo: int, hi: int, value: int | None = None):
@@ -125,15 +117,11 @@ class Leaf:
   def __eq__(self, other: object) -> bool: return isinstance(other, Leaf) and (self.name, self.lo, self.hi) == (other.name, other.lo, other.hi)
   def __hash__(self) -> int: return hash((self.name, self.lo, self.hi))
 
-  def node(self, device: str):
-    """The graph node reading this variable's value on `device` (a 0-d int32 buffer, written once)."""
-    from pytc.dtype import dtypes
-    from pytc.graph import LazyOp
+  def buffer(self, device: str) -> Buffer:
+    """This variable's value in a 0-d int32 buffer on `device`, written once."""
     if self.value is None: raise RuntimeError(f"Variable {self.name!r} is not bound: bind it with .bind(value) to compute with it")
-    if (node := self.nodes.get(device)) is None:
-      self.buffers[device] = Buffer(device, dtypes.int32, ()).copyin(np.array(self.value, np.int32))
-      node = self.nodes[device] = LazyOp("buffer", dtypes.int32, (), device, arg=self.buffers[device])
-    return node
+    if device not in self.buffers: self.buffers[device] = Buffer(device, dtypes.int32, ()).copyin(np.array(self.value, np.int32))
+    return self.buffers[device]
 
 
 def expression(terms: tuple, const: int) -> Variable | int:

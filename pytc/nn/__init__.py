@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 
 from pytc.dtype import dtypes
-from pytc.functional import conv_padding
 from pytc.nn import datasets, optim, state  # noqa: F401  (tinygrad's nn exposes them)
+from pytc.processing import conv_padding
 from pytc.row_gradients import normalized
 from pytc.template import templated
 from pytc.tensor import Tensor

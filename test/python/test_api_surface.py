@@ -335,7 +335,7 @@ def numpy_stream(seed: int, counter: int, words: int) -> np.ndarray:
 
 
 def test_threefry_matches_the_published_vectors():
-  from pytc.rand import threefry2x32
+  from pytc.random_tensors import threefry2x32
   # Threefry-2x32 of the words (i, i + 10) under the key (0, 1337), as jax.extend.random.threefry_2x32 computes them
   published = [2221762175, 1752107825, 653745012, 1967534793, 1395205442, 3840423848, 2159346757, 603508235, 3319473678, 3363866483,
                3544324138, 1436466838, 2169858556, 2570072943, 2387150698, 3678370550, 2911697663, 403244401, 2560861638, 1692360114]

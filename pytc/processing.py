@@ -1,5 +1,5 @@
-"""Tensor methods built from windows of other ops: convolution, pooling, cumulative ops, triangles,
-normalization, dropout, attention, losses and einsum."""
+"""Processing: sliding windows (unfold), convolutions and pooling, resampling (interpolate), and the products of tensors:
+dot, matmul, einsum and Newton-Schulz orthogonalization."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytc.arguments import calling_op, int_arg, ints_arg, is_int, tensor_arg
-from pytc.dtype import DType, dtypes, least_upper_dtype
+from pytc.dtype import DType, dtypes, least_upper_dtype, to_dtype
 from pytc.gradient import ruled
 from pytc.template import templated
 from pytc.window_gradients import conv_gradients, max_pool_gradients, spread, window_gradients
@@ -16,8 +16,7 @@ from pytc.window_gradients import conv_gradients, max_pool_gradients, spread, wi
 if TYPE_CHECKING:
   from pytc.tensor import Tensor
 
-
-CUMULATIVE_BLOCK = 256  # cumulative ops over an axis longer than two blocks run in stages (see Functional._cumulative)
+INTERPOLATE_MODES = ("linear", "nearest", "nearest-exact")
 
 
 def pool_padding(padding: int | Sequence[int], dims: int) -> tuple[tuple[int, int], ...]:
@@ -42,15 +41,8 @@ def conv_padding(padding: int | Sequence[int] | str, kernel: tuple[int, ...], di
   return tuple((span // 2, span - span // 2) for span in spans)
 
 
-def reduced(loss: Tensor, reduction: str) -> Tensor:
-  if reduction == "none": return loss
-  if reduction == "sum": return loss.sum()
-  if reduction == "mean": return loss.mean()
-  raise ValueError(f"reduction must be 'none', 'sum' or 'mean', got {reduction!r}")
-
-
-class Functional:
-  """The convolution, pooling and nn-functional methods of Tensor (mixed into it)."""
+class Processing:
+  """The window, convolution, pooling, resampling and product methods of Tensor (mixed into it)."""
   # *** windows, convolution and pooling ***
 
   def _windows(self, dim: int, kernel: int, stride: int, dilation: int) -> Tensor:
@@ -69,6 +61,12 @@ class Functional:
     x = x.shrink(tuple((0, kernel * row) if a == dim else None for a in range(x.ndim))).unflatten(dim, (kernel, row))
     x = x.shrink(tuple((0, out * stride) if a == dim + 1 else None for a in range(x.ndim))).unflatten(dim + 1, (out, stride))
     return x.shrink(tuple((0, 1) if a == dim + 2 else None for a in range(x.ndim))).squeeze(dim + 2)
+
+  def unfold(self, dim: int, size: int, step: int) -> Tensor:
+    """Windows of `size` every `step` along dim: dim becomes the window count and a last dim of `size` is added."""
+    dim = self._axis(dim)
+    if size < 0 or step <= 0: raise RuntimeError(f"unfold needs size >= 0 and step > 0, got size={size} and step={step}")
+    return self._windows(dim, size, step, 1).permute(*range(dim), dim + 1, *range(dim + 2, self.ndim + 1), dim)
 
   @templated
   def _pool(self, kernel: tuple[int, ...], stride: int | tuple[int, ...] = 1, dilation: int | tuple[int, ...] = 1) -> Tensor:
@@ -180,130 +178,53 @@ class Functional:
     hits = indices.reshape(batch, channels, 1, -1) == type(self).arange(total, device=self.device).reshape(total, 1)
     return hits.where(self.reshape(batch, channels, 1, -1), 0).sum(3).cast(self.dtype).reshape(batch, channels, *output_size)
 
-  def cumsum(self, axis: int = 0) -> Tensor:
-    """Running sum along axis, in the dtype `sum` gives (bool and small ints widen to 32 bits)."""
-    return self._cumulative(axis, "add")
-  def cumprod(self, axis: int = 0) -> Tensor: return self._cumulative(axis, "mul")
-  def cummax(self, axis: int = 0) -> tuple[Tensor, Tensor]:
-    """Running max along axis and, as int32, the first index where each running max occurs (NaN is the largest)."""
-    values = self._cumulative(axis, "max")
-    if self.ndim == 0 or 0 in self.shape: return values, type(self).zeros(self.shape, dtype=dtypes.int32, device=self.device)
-    axis = self._axis(axis)
-    n, x, running = self.shape[axis], self.transpose(axis, -1).unsqueeze(-1), values.transpose(axis, -1).unsqueeze(-2)
-    seen = (x == running) | x.isnan() if self.dtype.is_float else x == running  # seen[..., i, j]: x[i] is the running max at j
-    earlier = type(self).ones(n, n, dtype=dtypes.bool, device=self.device).triu()
-    countdown = type(self).arange(n, 0, -1, device=self.device).reshape(n, 1)
-    first = n - (seen & earlier).where(countdown, 0).max(-2)
-    return values, first.cast(dtypes.int32).transpose(axis, -1)
-  def cummin(self, axis: int = 0) -> tuple[Tensor, Tensor]:
-    values, indices = self._inverse().cummax(axis)
-    return values._inverse(), indices
-  def logcumsumexp(self, axis: int = 0) -> Tensor:
-    """log(cumsum(exp(x))), each output shifted by the running max so that no exp overflows."""
-    axis = self._axis(axis)
-    if self.ndim == 0 or 0 in self.shape: return self
-    x = self._float_cast().transpose(axis, -1)
-    n, peak = x.shape[-1], x._cumulative(-1, "max").detach()
-    upto = type(self).ones(n, n, dtype=dtypes.bool, device=self.device).tril()
-    shifted = upto.where(x.unsqueeze(-2) - peak.unsqueeze(-1), float("-inf"))
-    return (shifted.exp().sum(-1).log() + peak).transpose(axis, -1)
+  # *** resampling ***
 
-  def _cumulative(self, axis: int, kind: str) -> Tensor:
-    """Running `kind` ("add", "mul" or "max") along axis. A long axis runs in stages, within blocks of CUMULATIVE_BLOCK
-    and then across the block ends, themselves in stages when there are more than two blocks of them, so no output
-    reduces a window longer than two blocks (the ends of 100M inputs are not one window each of up to 390K)."""
-    axis = self._axis(axis)
-    if self.ndim == 0 or 0 in self.shape: return self.cast(self.sum().dtype) if kind == "add" else self
-    x, n, identity = self.transpose(axis, -1), self.shape[axis], {"add": 0, "mul": 1, "max": self.dtype.min}[kind]
-    if self.dtype.is_bool: identity = bool(identity)  # a bool padding keeps the dtype: cumprod of bool stays bool, as prod
-    if n <= 2 * CUMULATIVE_BLOCK: return x._running(kind, identity).transpose(axis, -1)
-    lead = ((0, 0),) * (x.ndim - 1)
-    blocks = x.pad(lead + ((-n % CUMULATIVE_BLOCK, 0),), value=identity).unflatten(-1, (-1, CUMULATIVE_BLOCK))._running(kind, identity)
-    before = blocks[..., -1]._cumulative(-1, kind).pad(lead + ((1, -1),), value=identity).unsqueeze(-1)
-    joined = blocks + before if kind == "add" else blocks * before if kind == "mul" else blocks.maximum(before)
-    return joined.flatten(-2)[..., -n:].transpose(axis, -1)
+  def interpolate(self, size: tuple[int, ...], mode: str = "linear", align_corners: bool = False) -> Tensor:
+    """Resize the last len(size) dims to `size`, one dim at a time: "linear" (bilinear, trilinear, ... over several dims)
+    samples at pixel centers, or at the corners with align_corners; "nearest" takes floor(i * in / out), "nearest-exact"
+    floor((i + 0.5) * in / out). The result keeps self's dtype."""
+    if not isinstance(size, tuple | list) or not all(isinstance(n, int) for n in size) or not 0 < len(size) <= self.ndim:
+      raise ValueError(f"interpolate size must be 1 to {self.ndim} ints for shape {self.shape}, got {size}")
+    if mode not in INTERPOLATE_MODES: raise ValueError(f"interpolate mode must be one of {', '.join(INTERPOLATE_MODES)}, got {mode!r}")
+    if align_corners and mode != "linear": raise ValueError(f"align_corners needs mode 'linear', got {mode!r}")
+    x = self
+    for axis in reversed(range(self.ndim - len(size), self.ndim)): x = x._resample_axis(axis, size[axis - self.ndim], mode, align_corners)
+    return x.cast(self.dtype)
 
-  def _running(self, kind: str, identity: float) -> Tensor:
-    """Running `kind` along the last axis: output j reduces the window of inputs 0..j (padded in front with identity)."""
-    n = self.shape[-1]
-    windows = self.pad(((0, 0),) * (self.ndim - 1) + ((n - 1, 0),), value=identity)._pool((n,))
-    return {"add": windows.sum, "mul": windows.prod, "max": windows.max}[kind](-1)
+  def _resample_axis(self, axis: int, m: int, mode: str, align_corners: bool) -> Tensor:
+    """Resize dim `axis` to m (gathered along it, in a float dtype for linear mode)."""
+    n, out_shape = self.shape[axis], tuple(m if a == axis else s for a, s in enumerate(self.shape))
+    along = tuple(m if a == axis else 1 for a in range(self.ndim))
+    def picked(index: Tensor) -> Tensor: return self.gather(axis, index.reshape(along).expand(out_shape))
+    if mode != "linear":
+      position = type(self).arange(m, dtype=dtypes.float32, device=self.device)
+      return picked(((position + 0.5 if mode == "nearest-exact" else position) * (n / m)).cast(dtypes.int32))
+    position = type(self).arange(m, device=self.device)
+    # the source coordinate of output i is num / den, a fraction of ints, so the neighbors and the weight are exact
+    num, den = (position * (n - 1), max(m - 1, 1)) if align_corners else ((position * 2 + 1) * n - m, 2 * m)
+    num = num.clip(0, (n - 1) * den)
+    weight = ((num % den).cast(dtypes.float32) / den).reshape(along).expand(out_shape)
+    return picked(num // den).lerp(picked((num + den - 1) // den), weight)
 
-  def tril(self, diagonal: int = 0) -> Tensor: return self._triangle(lambda rows, cols: cols <= rows + diagonal)
-  def triu(self, diagonal: int = 0) -> Tensor: return self._triangle(lambda rows, cols: cols >= rows + diagonal)
-  def _triangle(self, keep) -> Tensor:
-    rows, cols = type(self).arange(self.shape[-2], device=self.device).unsqueeze(-1), type(self).arange(self.shape[-1], device=self.device)
-    return keep(rows, cols).where(self, 0).cast(self.dtype)
-
-  # *** nn functional ***
+  # *** products ***
 
   @templated
-  def batchnorm(self, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor, axis: int | tuple[int, ...] = 1) -> Tensor:
-    weight, bias = (None if t is None else tensor_arg(t, name) for t, name in ((weight, "weight"), (bias, "bias")))
-    mean, invstd = tensor_arg(mean, "mean"), tensor_arg(invstd, "invstd")
-    axes = (axis,) if is_int(axis) else tuple(axis) if isinstance(axis, Sequence) else (axis,)
-    shape = tuple(n if i in {self._axis(a) for a in axes} else 1 for i, n in enumerate(self.shape))
-    x = self - mean.reshape(shape)
-    if weight is not None: x = x * weight.reshape(shape)
-    x = x * (invstd.reshape(shape) if invstd.ndim == len(axes) else invstd)
-    return x if bias is None else x + bias.reshape(shape)
+  def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor:
+    """Sum of products over self's last dim and w's second-to-last (its only one when 1-D), accumulated as `sum` does
+    (or in `dtype`); the result has the operands' common dtype, or `dtype`."""
+    w = tensor_arg(w, "the other operand")
+    if self.ndim == 0 or w.ndim == 0: raise RuntimeError(f"dot needs at least 1-D tensors, got {self.shape} and {w.shape}")
+    axis = -min(w.ndim, 2)
+    if self.shape[-1] != w.shape[axis]: raise RuntimeError(f"cannot matmul {self.shape} by {w.shape}: {self.shape[-1]} != {w.shape[axis]}")
+    middle = (1,) * min(self.ndim - 1, w.ndim - 1, 1)
+    x = self.reshape(self.shape[:-1] + middle + self.shape[-1:])
+    w = w.reshape(w.shape[:-2] + middle + w.shape[axis:]).transpose(-1, axis)
+    return (x * w).sum(-1, dtype=dtype).cast(least_upper_dtype(x.dtype, w.dtype) if dtype is None else to_dtype(dtype))
 
-  def dropout(self, p: float = 0.5) -> Tensor:
-    if not 0 <= p <= 1: raise ValueError(f"dropout probability must be in [0, 1], got {p}")
-    if not type(self).training or p == 0: return self
-    if p == 1: return self.zeros_like()
-    return (type(self).rand(*self.shape, device=self.device, contiguous=False) >= p).where(self, 0) / (1 - p)
-
-  def scaled_dot_product_attention(self, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
-                                   is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
-    """softmax(self @ key^T / sqrt(head size) + mask) @ value, the scores computed in float32 or wider. A bool mask keeps
-    where True; is_causal masks the upper triangle. With enable_gqa, key and value heads (dim -3) repeat to the query's."""
-    key, value = tensor_arg(key, "key"), tensor_arg(value, "value")
-    attn_mask = attn_mask if attn_mask is None else tensor_arg(attn_mask, "attn_mask")
-    if is_causal and attn_mask is not None: raise RuntimeError("scaled_dot_product_attention takes attn_mask or is_causal=True, not both")
-    if enable_gqa:
-      if self.ndim < 3 or key.ndim < 3 or value.ndim < 3 or self.shape[-3] % key.shape[-3] or self.shape[-3] % value.shape[-3]:
-        raise ValueError(f"enable_gqa needs query heads (dim -3) a multiple of key and value heads, got {self.shape}, {key.shape}, {value.shape}")
-      key, value = (t.repeat_interleave(self.shape[-3] // t.shape[-3], dim=t.ndim - 3) for t in (key, value))
-    score_dtype = least_upper_dtype(self.dtype, key.dtype, dtypes.float32)
-    scores = self.cast(score_dtype) @ key.cast(score_dtype).transpose(-2, -1) * (1 / math.sqrt(self.shape[-1]))
-    if is_causal: attn_mask = type(self).ones(self.shape[-2], key.shape[-2], dtype=dtypes.bool, device=self.device).tril()
-    if attn_mask is not None:
-      scores = attn_mask.where(scores, float("-inf")) if attn_mask.dtype is dtypes.bool else scores + attn_mask
-    return scores.cast(self.dtype).softmax(-1).dropout(dropout_p) @ value
-
-  def cross_entropy(self, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross-entropy of logits, (classes) or (batch, classes, ...), against class indices (self's shape less the class
-    dim) or class probabilities (self's shape)."""
-    if not 0.0 <= label_smoothing <= 1.0: raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
-    Y, axis = tensor_arg(Y, "Y"), 0 if self.ndim == 1 else 1
-    classes = self.shape[axis]
-    if Y.shape != self.shape:
-      if Y.shape != self.shape[:axis] + self.shape[axis + 1:]:
-        raise RuntimeError(f"cross_entropy of logits {self.shape} needs targets of shape {self.shape[:axis] + self.shape[axis + 1:]} "
-                           f"(class indices) or {self.shape} (probabilities), got {Y.shape}")
-      if Y.dtype.is_float or Y.dtype.is_bool: raise RuntimeError(f"cross_entropy class indices must be integers, got {Y.dtype}")
-      Y = Y.unsqueeze(axis) == type(self).arange(classes, device=self.device).reshape((classes,) + (1,) * (self.ndim - axis - 1))
-    target = Y * (1 - label_smoothing) + label_smoothing / classes
-    return reduced(-(self.log_softmax(axis) * target).sum(axis), reduction)
-
-  def nll_loss(self, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of log-probabilities (batch, classes) at class indices Y."""
-    Y, weight = tensor_arg(Y, "Y"), weight if weight is None else tensor_arg(weight, "weight")
-    keep = Y != ignore_index if ignore_index is not None else type(self).full(Y.shape, True, device=self.device)
-    picked = self.gather(1, Y.cast(dtypes.int32).unsqueeze(1)).squeeze(1)
-    scale = keep.cast(self.dtype) * (weight[Y] if weight is not None else 1.0)
-    if reduction == "mean": return -(picked * scale).sum() / scale.sum()
-    return reduced(-(picked * scale), reduction)
-
-  def binary_crossentropy(self, Y: Tensor, reduction: str = "mean") -> Tensor:
-    return reduced(-(Y * self.log() + (1 - Y) * (1 - self).log()), reduction)
-
-  def binary_crossentropy_logits(self, Y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
-    """-(pos_weight * Y * log(sigmoid(x)) + (1 - Y) * log(1 - sigmoid(x))) of logits x, with log(1 + exp(-|x|)) for stability."""
-    log_tail = (1 + (-self.abs()).exp()).log()
-    if pos_weight is None: return reduced(self.maximum(0) - Y * self + log_tail, reduction)
-    return reduced((1 - Y) * self + (1 + (pos_weight - 1) * Y) * (log_tail + (-self).maximum(0)), reduction)
+  def matmul(self, x: Tensor, reverse: bool = False, dtype: DType | str | None = None) -> Tensor:
+    x = tensor_arg(x, "the other operand")
+    return x.dot(self, dtype=dtype) if reverse else self.dot(x, dtype=dtype)
 
   @staticmethod
   def einsum(formula: str, *operands: Tensor | Sequence[Tensor], dtype: DType | str | None = None) -> Tensor:
@@ -343,3 +264,21 @@ class Functional:
     summed = product.sum(tuple(i for i, c in enumerate(letters) if c not in output), dtype=dtype)
     kept = [c for c in letters if c in output]
     return summed.permute([kept.index(c) for c in output])
+
+  def newton_schulz(self, steps: int, params: tuple[float, ...], eps: float = 1.0e-7) -> Tensor:
+    """`steps` iterations of G <- sum_i params[i] * (G G^T)^i G from G = self / ||self|| (Frobenius norm, per matrix): with
+    params of an odd polynomial like (2, -1.5, 0.5) or Muon's (3.4445, -4.775, 2.0315), G tends to the orthogonal factor
+    of self. A tall matrix iterates on its transpose."""
+    steps = int_arg(steps, "steps", 0)
+    if not isinstance(params, Sequence) or not params or not all(isinstance(p, int | float) for p in params):
+      raise TypeError(f"newton_schulz params must be a non-empty sequence of numbers, got {params!r}")
+    if self.ndim < 2: raise ValueError(f"newton_schulz needs matrices (2 or more dims), got shape {self.shape}")
+    if self.shape[-2] > self.shape[-1]: return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
+    g = self / (self.square().sum(axis=(-2, -1), keepdim=True).sqrt() + eps)
+    for _ in range(steps):
+      gram, term, total = g @ g.transpose(-2, -1), g, params[0] * g
+      for coefficient in params[1:]:
+        term = gram @ term
+        total = total + coefficient * term
+      g = total
+    return g

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pytc.arguments import ArgumentAssertion
-from pytc.creation import argfix, creation_shape
+from pytc.arguments import ArgumentAssertion, argfix
+from pytc.creation import creation_shape
 from pytc.device import Device
 from pytc.dtype import FLOAT_LAYOUTS, DType, dtypes, to_dtype
 from pytc.realize import CAPTURES
