@@ -22,15 +22,11 @@ import numpy as np
 from pytc.device import Buffer
 from pytc.graph import VIEW_OPS, LazyOp
 from pytc.helpers import DEBUG, JIT, GlobalCounters
-from pytc.realize import CAPTURES, realize
+from pytc.realize import CAPTURES, JitError, realize
 from pytc.runtime._immediate import Immediate, Replay
 from pytc.runtime.graph import CommandGraph, Step
 from pytc.symbolic import Variable
 from pytc.tensor import Tensor
-
-
-class JitError(RuntimeError):
-  """A jitted function was called in a way its capture cannot replay."""
 
 
 def _input_tensors(args: tuple, kwargs: dict) -> tuple[list[int | str], list[Tensor]]:
@@ -109,13 +105,14 @@ def _substitute(value: Any, replacements: dict[int, Tensor]) -> Any:
 
 class TinyJit(Replay):
   """`@TinyJit` or `TinyJit(fn)`; with `prune=True` (`@TinyJit(prune=True)`) the replays leave out the kernels that depend on no
-  input, which ran once when captured (say, weights prepared inside the function). A call goes to `_call`, except a replay
+  input, which ran once when captured (say, weights prepared inside the function). A call goes to `_call` (the base's fallback), except a replay
   whose inputs are the last replay's tensors and whose work is one CPU command buffer run on the calling thread, which the
   base class (runtime/immediate.c) does without Python once `_arm` armed it."""
   def __new__(cls, fn: Callable | None = None, prune: bool = False):
     return functools.partial(cls, prune=prune) if fn is None else super().__new__(cls)
 
   def __init__(self, fn: Callable, prune: bool = False):
+    super().__init__(self._call)
     self.fn, self.prune = fn, prune
     self.reset()
 
@@ -123,7 +120,7 @@ class TinyJit(Replay):
     """Forget the capture: the next call runs plainly, the one after captures again."""
     self.calls, self.result, self.graph, self.steps, self.programs, self.variables, self.draws = 0, None, None, [], [], [], []
     self.replayed_nodes: list[LazyOp] | None = None  # the nodes of the last replay's input tensors (held: they stay alive)
-    self._armed = None
+    self.disarm()
 
   def __get__(self, obj, objtype=None): return self if obj is None else functools.partial(self.__call__, obj)
 
@@ -227,7 +224,9 @@ class TinyJit(Replay):
     the calling thread (graph.alone), no random words to write, no input returned, no kernel timing (DEBUG>=2)."""
     graph, nodes = self.graph, self.replayed_nodes
     plain = nodes is not None and isinstance(graph.alone, Immediate) and not (self.draws or self.returned_inputs or DEBUG >= 2)
-    self._armed = (Tensor, tuple(nodes), self.result, graph.alone, CAPTURES, GlobalCounters, graph.counts) if plain else None
+    if not plain: return self.disarm()
+    self.arm(run=graph.alone, result=self.result, input_type=Tensor, input_attribute="lazydata", inputs=tuple(nodes), captures=CAPTURES,
+             captures_attribute="jits", counters=GlobalCounters, counts=graph.counts)
 
   def _rebound(self, buffers: list[Buffer]) -> list[Step]:
     """The captured steps over this call's input buffers."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 from ctypes import POINTER, c_char_p, c_float, c_int, c_size_t, c_uint, c_uint64, c_void_p
 
 from pytc import flags
@@ -77,7 +78,7 @@ class Driver:
       function.argtypes, function.restype, function.errcheck = argtypes, c_int, self._check
       setattr(self, name, function)
 
-  def _bind(self, name: str) -> ctypes._CFuncPtr:
+  def _bind(self, name: str) -> Callable[..., int]:
     try:
       return getattr(self.library, name)
     except AttributeError:
@@ -93,7 +94,7 @@ class Driver:
       return f"{name.value.decode()} ({code}): {text.value.decode()}"
     return f"{name.value.decode()} ({code})" if known else f"CUresult {code}"
 
-  def _check(self, result: int, function: ctypes._CFuncPtr, args: tuple) -> int:
+  def _check(self, result: int, function: Callable[..., int], args: tuple) -> int:
     if result == CUDA_SUCCESS or (result == CUDA_ERROR_NOT_READY and function.__name__ in QUERIES):
       return result
     raise CUDAError(f"{function.__name__} failed: {self.describe(result)}", function.__name__, result)

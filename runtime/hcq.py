@@ -21,10 +21,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytc import flags
 from pytc.helpers import DEBUG
+
+if TYPE_CHECKING:
+  from pytc.runtime.device import HCQDevice
 
 # Taken around taking a timeline value and submitting its signal: threads must submit timeline values in increasing
 # order.
@@ -56,6 +59,11 @@ PACKETS = {op: struct.Struct(HEADER.format + payload.format[1:]) for op, payload
 
 class SignalTimeout(TimeoutError):
   """A wait on a signal ran past its timeout."""
+
+  @classmethod
+  def waiting(cls, signal: Signal, value: int, timeout: float) -> SignalTimeout:
+    """The error of a wait for `signal` to reach `value` that ran `timeout` seconds."""
+    return cls(f"signal at {signal.address:#x} still {signal.value} after {timeout:g} s waiting for {value}")
 
 
 class DeviceError(RuntimeError):
@@ -89,15 +97,18 @@ class Changes(threading.Condition):
 
 
 class Signal:
-  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns). `wakes_host`: the host waits on
-  it (a GPU queue raises its interrupt when it writes one, as it does for the timeline)."""
+  """A timeline semaphore in host-visible memory: a u64 value and a u64 timestamp (ns). `owner`: the device that made
+  it, whose waits (HCQDevice.wait) also raise its errors; None for bare host memory. `wakes_host`: the host waits on it
+  (a GPU queue raises its interrupt when it writes one, as it does for the timeline)."""
 
   wakes_host = False
 
-  def __init__(self, value: int = 0, owner: object | None = None):
-    self._memory = _SignalMemory(value, 0)
+  def __init__(self, value: int = 0, owner: HCQDevice | None = None, address: int | None = None):
+    """`address`: the 16 bytes its owner keeps for it (a GPU's signal memory); by default host memory of its own."""
+    self._memory = _SignalMemory() if address is None else _SignalMemory.from_address(address)
+    self._memory.value, self._memory.timestamp_ns = value, 0
     self.address: int = ctypes.addressof(self._memory)
-    self.owner = owner  # the device whose queue stops on an error: a waiter reports that error
+    self.owner = owner
 
   @property
   def value(self) -> int:
@@ -112,36 +123,19 @@ class Signal:
     return self._memory.timestamp_ns
 
   def wait(self, value: int, timeout: float | None = None) -> None:
-    """Block until value >= `value`; raise `SignalTimeout` after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30), and
-    `DeviceError` once the owner's queue stops, or was reset since the wait began (what it was to signal was dropped). A
-    wait that polled a while sleeps on the owner's `changed` condition, or its `sleep(seconds)` (a GPU's interrupts)."""
+    """Block until value >= `value`; SignalTimeout after `timeout` seconds (default PYTC_WAIT_TIMEOUT=30). A device's
+    signal is waited on by its owner (HCQDevice.wait: DeviceError once the device stops); bare memory is polled."""
     if self._memory.value >= value:
       return
+    if self.owner is not None:
+      return self.owner.wait(self, value, timeout)
     timeout = flags.WAIT_TIMEOUT.value if timeout is None else timeout
     deadline, spins = time.perf_counter() + timeout, 0
-    # notified by the owner's queue whenever it writes a signal, stops or resets
-    changed = getattr(self.owner, "changed", None)
-    # else: blocks until the owner's device interrupts (or the seconds given pass)
-    sleep = getattr(self.owner, "sleep", None)
-    failure, epoch = getattr(self.owner, "failure", None), getattr(self.owner, "epoch", 0)
     while self._memory.value < value:
-      if failure is not None and (error := failure(epoch)) is not None:
-        raise DeviceError(error)
       if time.perf_counter() > deadline:
-        raise SignalTimeout(
-          f"signal at {self.address:#x} still {self._memory.value} after {timeout:g} s waiting for {value}"
-        )
-      if changed is not None:
-        with changed:
-          changed.wait_for(lambda: self._memory.value >= value or self.owner.stopped_since(epoch), timeout=0.001)
-      else:
-        spins += 1
-        if spins < 1000:
-          time.sleep(0)
-        elif sleep is not None:
-          sleep(min(0.2, max(deadline - time.perf_counter(), 0.0)))
-        else:
-          time.sleep(0.0005)
+        raise SignalTimeout.waiting(self, value, timeout)
+      spins += 1
+      time.sleep(0 if spins < 1000 else 0.0005)
 
   @staticmethod
   def memory_at(address: int) -> _SignalMemory:

@@ -36,7 +36,7 @@ from pytc.runtime.amd import kfd, pm4, sdma
 from pytc.runtime.amd.gpu import KFDGPU, PAGE, Memory, round_up
 from pytc.runtime.amd.queues import ComputeQueue, CopyQueue, Ring
 from pytc.runtime.amd_code_object import parse as parse_code_object
-from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
+from pytc.runtime.device import Allocator, Binary, Compiled, HCQDevice, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import SUBMIT_LOCK, DeviceError, Signal, show
 from pytc.runtime.target import Target, gpu_target, host_cpu
 
@@ -71,14 +71,12 @@ class AMDSignal(Signal):
   ticks."""
 
   def __init__(self, device: AMDDevice, value: int = 0):
-    self.owner, self.address = device, device.signal_slot()
-    self._memory = Signal.memory_at(self.address)
-    self._memory.value, self._memory.timestamp_ns = value, 0
+    super().__init__(value, device, device.signal_slot())
     weakref.finalize(self, device.free_slots.append, self.address).atexit = False
 
   @property
   def timestamp_ns(self) -> int:
-    return self._memory.timestamp_ns * TICK_NS
+    return super().timestamp_ns * TICK_NS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -355,8 +353,9 @@ class Scratch:
     self.tmpring = min(slots // engines, 0xFFF) | (wave_bytes // align) << 12
 
 
-class AMDDevice(Compiled):
-  """An AMD GPU: a PM4 compute queue, an SDMA copy queue, one timeline signal counting finished submissions."""
+class AMDDevice(HCQDevice):
+  """An AMD GPU: a PM4 compute queue, an SDMA copy queue, one timeline signal counting finished submissions. A fault
+  stops it until reset(), which makes new queues."""
 
   def __init__(self, name: str = "AMD"):
     parts = name.upper().split(":")[1:]
@@ -377,24 +376,16 @@ class AMDDevice(Compiled):
       raise RuntimeError(f"{name} is a {gpu.arch}, which pytc does not compile for") from None
     compiler = "pytc.compilers.amd_mock:AMDMockCompiler" if self.mock else "pytc.compilers.gpu:AMDGPUCompiler"
     self.family, self.sdma_version = pm4.family(gpu.arch), sdma.sdma_version(gpu.arch)
-    self.epoch, self.error = 0, None
     self.free_slots: list[int] = []
     self.signal_pages: list[Memory] = []
     event = gpu.create_event(kfd.EVENT_SIGNAL)
     self.interrupt = Interrupt(event.event_id, gpu.event_page().address + 8 * event.event_slot_index)
     self.fault_events = self._fault_events()
-    super().__init__(name, None, target, compiler, AMDProgram)
-    self.timeline, self.timeline_value = self.new_signal(), 0
-    self.allocator = AMDAllocator(self)
+    super().__init__(name, AMDAllocator(self), target, compiler, AMDProgram)
     self.kernargs, self.scratch = KernargArena(self), Scratch(self)
     self.queues: list[int] = []
-    self.compute, self.copy = self._queue(kfd.QUEUE_COMPUTE, COMPUTE_RING), self._queue(kfd.QUEUE_SDMA, COPY_RING)
-    # per ring: the last timeline value submitted to it or that it waited for
-    self.waited = {
-      id(self.compute): 0,
-      id(self.copy): 0,
-    }
     self.submitting = threading.Lock()  # one submission at a time: its wait for the other ring, its packets, `waited`
+    self.restart_queues()
 
   def _queue(self, queue_type: int, ring_bytes: int) -> Ring:
     gpu = self.gpu
@@ -409,6 +400,22 @@ class AMDDevice(Compiled):
     self.queues.append(queue_id)
     return Ring(gpu.driver, ring, pointers, doorbell, 4 if queue_type == kfd.QUEUE_COMPUTE else 1)
 
+  def restart_queues(self) -> None:
+    """New compute and copy queues (the old ones destroyed, with what they held); each ring starts having seen the
+    timeline's last value."""
+    with self.submitting:
+      for queue_id in self.queues:
+        self.gpu.destroy_queue(queue_id)
+      self.queues = []
+      self.compute, self.copy = self._queue(kfd.QUEUE_COMPUTE, COMPUTE_RING), self._queue(kfd.QUEUE_SDMA, COPY_RING)
+      # per ring: the last timeline value submitted to it or that it waited for
+      self.waited = {id(self.compute): self.timeline_value, id(self.copy): self.timeline_value}
+
+  def unfinished_work(self) -> str | None:
+    if self.timeline.value >= self.timeline_value:
+      return None
+    return f"{self.name}: dropped submitted work that did not finish"
+
   # ***** signals *****
 
   def signal_slot(self) -> int:
@@ -422,10 +429,10 @@ class AMDDevice(Compiled):
     return AMDSignal(self, value)
 
   def next_timeline_value(self) -> int:
-    self.timeline_value += 1
-    if self.timeline_value >= 1 << 31:
+    value = super().next_timeline_value()
+    if value >= 1 << 31:
       raise DeviceError(f"{self.name}: the timeline reached 2**31 (the GPU compares 32 bits); reopen the device")
-    return self.timeline_value
+    return value
 
   # ***** queues *****
 
@@ -449,7 +456,7 @@ class AMDDevice(Compiled):
     """Write a PM4 command buffer (from `queue()`) to the compute ring and ring its doorbell."""
     if len(command_buffer) % 4:
       raise ValueError(f"a PM4 command buffer is whole dwords, not {len(command_buffer)} bytes")
-    self._admit()
+    self.admit()
     with self.submitting:
       before = self._ordered(self.compute, lambda s, v: ComputeQueue(self).wait(s, v).bytes())
       if DEBUG >= 5:
@@ -465,7 +472,7 @@ class AMDDevice(Compiled):
 
   def submit_copy(self, packets: list[list[int]]) -> None:
     """Write SDMA packets (from `copy_queue()`) to the copy ring and ring its doorbell."""
-    self._admit()
+    self.admit()
     with self.submitting:
       before = self._ordered(self.copy, lambda s, v: CopyQueue(self).wait(s, v).packets)
       if DEBUG >= 5:
@@ -477,9 +484,6 @@ class AMDDevice(Compiled):
       self.copy.submit_packets((before or []) + packets)
       self.waited[id(self.copy)] = self.timeline_value
 
-  def synchronize(self, timeout: float | None = None) -> None:
-    self.timeline.wait(self.timeline_value, timeout)
-
   # ***** waiting and faults *****
 
   def _fault_events(self) -> list[int]:
@@ -488,13 +492,14 @@ class AMDDevice(Compiled):
     return [self.gpu.create_event(kfd.EVENT_MEMORY).event_id, self.gpu.create_event(kfd.EVENT_HW_EXCEPTION).event_id]
 
   def sleep(self, seconds: float) -> None:
-    """Block in KFD until the timeline's interrupt, a memory fault or a hardware exception (or `seconds` pass)."""
+    """Block in KFD until the timeline's interrupt, a memory fault or a hardware exception (or `seconds` pass); a fault
+    stops the device."""
     fired = self.gpu.wait_events([self.interrupt.event_id, *self.fault_events], max(1, int(seconds * 1000)))
     if any(data.memory_exception_data.gpu_id or data.hw_exception_data.gpu_id for data in fired[1:]):
       self.fault_events = self._fault_events()
     for data in fired[1:]:
       memory, hardware = data.memory_exception_data, data.hw_exception_data
-      if memory.gpu_id == self.gpu.gpu_id and self.error is None:
+      if memory.gpu_id == self.gpu.gpu_id:
         kind = (
           "page not present"
           if memory.failure_not_present
@@ -503,38 +508,12 @@ class AMDDevice(Compiled):
           else "access refused"
         )
         fault = f"GPU memory fault in the page at address {memory.va:#x} ({kind}){self.mock_detail()}"
-        self.error = f"{self.name}: {fault}; the device stopped: reset() it"
-      elif hardware.gpu_id == self.gpu.gpu_id and self.error is None:
+        self.stop(self.epoch, f"{self.name}: {fault}; the device stopped: reset() it")
+      elif hardware.gpu_id == self.gpu.gpu_id:
         exception = f"GPU hardware exception (reset type {hardware.reset_type}){self.mock_detail()}"
-        self.error = f"{self.name}: {exception}; the device stopped: reset() it"
+        self.stop(self.epoch, f"{self.name}: {exception}; the device stopped: reset() it")
 
   def mock_detail(self) -> str:
     """What the MOCK recorded of the last fault (real KFD reports only its kind and address)."""
     faults = self.gpu.driver.gpus[self.gpu.gpu_id].faults if self.mock else []
     return f": {faults[-1][1]}" if faults else ""
-
-  def failure(self, epoch: int = 0, value: int = 0) -> str | None:
-    return self.error if epoch == self.epoch else f"{self.name} queue stopped and was reset"
-
-  def stopped_since(self, epoch: int) -> bool:
-    return self.error is not None or self.epoch != epoch
-
-  def _admit(self) -> None:
-    if self.error is not None:
-      raise DeviceError(self.error)
-
-  def reset(self) -> str | None:
-    """New queues after a fault, or when submitted work did not finish (a WAIT whose signal never came): what the old
-    queues held is dropped and the timeline counts it finished. Returns what was wrong, None when the device was
-    idle."""
-    with SUBMIT_LOCK:
-      if self.error is None and self.timeline.value >= self.timeline_value:
-        return None
-      error = self.error or f"{self.name}: dropped submitted work that did not finish"
-      for queue_id in self.queues:
-        self.gpu.destroy_queue(queue_id)
-      self.queues = []
-      self.compute, self.copy = self._queue(kfd.QUEUE_COMPUTE, COMPUTE_RING), self._queue(kfd.QUEUE_SDMA, COPY_RING)
-      self.waited = {id(self.compute): self.timeline_value, id(self.copy): self.timeline_value}
-      self.timeline.value, self.error, self.epoch = self.timeline_value, None, self.epoch + 1
-      return error

@@ -25,8 +25,8 @@ import numpy as np
 from pytc import flags
 from pytc.helpers import DEBUG
 from pytc.runtime._immediate import ExecutionLock, Immediate
-from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
-from pytc.runtime.hcq import PACKETS, Changes, DeviceError, Op, Packet, Signal, decode, named, show
+from pytc.runtime.device import Allocator, Binary, HCQDevice, Kernel, KernelInfo, LaunchArgs, Program
+from pytc.runtime.hcq import PACKETS, DeviceError, Op, Packet, decode, named, show
 from pytc.runtime.native import DONE, MALFORMED, QUEUE_RUN, SIGNALED, TIMED_OUT
 from pytc.runtime.native import library as native
 from pytc.runtime.target import host_cpu
@@ -35,7 +35,7 @@ SIGNAL_PACKET = PACKETS[Op.SIGNAL]
 KERNEL_ABI = ctypes.CFUNCTYPE(None, ctypes.c_void_p)  # the packed `void(void **args)` entry of a kernel
 
 
-def _msync() -> ctypes._CFuncPtr | None:
+def _msync() -> Callable[..., int] | None:
   try:
     msync = ctypes.CDLL(None, use_errno=True).msync
   except (OSError, AttributeError, TypeError):
@@ -128,17 +128,18 @@ def elf_problem(data: bytes) -> str | None:
   return None
 
 
-def load_library(code: bytes) -> ctypes.CDLL:
+def load_library(code: bytes) -> tuple[ctypes.CDLL, int | None]:
   """dlopen a shared library given as bytes, through a private copy: a new file only this user can write, under a name
   no other library had (the loader would take a library of the same name for the one it already has), removed once
-  loaded."""
+  loaded. Returns the library and its handle for dlclose (None where the system has no dlopen)."""
   if (problem := elf_problem(code)) is not None:
     raise ValueError(f"not a loadable CPU binary: {problem}")
   descriptor, path = tempfile.mkstemp(prefix="pytc-", suffix=".so")
   try:
     with open(descriptor, "wb") as file:
       file.write(code)
-    return ctypes.CDLL(path)
+    handle = _ctypes.dlopen(path, ctypes.DEFAULT_MODE) if hasattr(_ctypes, "dlopen") else None
+    return ctypes.CDLL(path, handle=handle), handle
   finally:
     os.unlink(path)
 
@@ -171,9 +172,9 @@ class CPUProgram(Program):
 
   def __init__(self, device: CPUDevice, binary: Binary):
     super().__init__(device, binary)
-    self.library = load_library(binary.code)
-    if (dlclose := getattr(_ctypes, "dlclose", None)) is not None:
-      weakref.finalize(self, dlclose, self.library._handle).atexit = False
+    self.library, handle = load_library(binary.code)
+    if handle is not None:
+      weakref.finalize(self, _ctypes.dlclose, handle).atexit = False
     for info in binary.kernels:
       try:
         entry = ctypes.cast(self.library[f"_mlir_{info.name}"], ctypes.c_void_p).value
@@ -260,28 +261,29 @@ class CPUQueue:
 
   def __init__(self, device: CPUDevice, name: str):
     self.device, self._pending = device, queue.SimpleQueue()
-    # _state guards the queue's bookkeeping and the device's stop/reset state (re-entrant: a submit may reset the
-    # device)
-    self._state, self._executing, self._outstanding = threading.RLock(), ExecutionLock(), 0
+    # held while a buffer executes; its `outstanding` counts the buffers submitted and not finished (changed holding the
+    # device's lifecycle_lock)
+    self.execution = ExecutionLock()
     self._offset = ctypes.c_uint64()  # where the executing buffer is
     threading.Thread(target=self._run, name=f"{device.name}:{name}", daemon=True).start()
 
   def submit(self, command_buffer: bytes, scanned: tuple[bool, int] | None = None) -> None:
     """Queue a command buffer. A malformed one runs up to its last whole packet, then stops the queue like a failing
     packet. On a stopped queue this raises DeviceError (dropping the buffer) unless the error was raised to someone
-    already, and resets the device either way (see CPUDevice). `scanned`: what scanning the buffer finds, when the
+    already, and resets the device either way (HCQDevice.admit). `scanned`: what scanning the buffer finds, when the
     caller knows it (whether it waits on a signal, the highest value it signals the timeline with)."""
     if DEBUG >= 5:
       show(self.device.name, "compute", named(whole_packets(command_buffer)))
     if type(command_buffer) is not bytes:
       command_buffer = bytes(command_buffer)
     waits, last = self.scan(command_buffer) if scanned is None else scanned
-    with self._state:
-      epoch = self.device._admit(last)
-      inline = self._outstanding == 0 and not waits
-      self._outstanding += 1
+    execution = self.execution
+    with self.device.lifecycle_lock:
+      epoch = self.device.admit(last)
+      inline = execution.outstanding == 0 and not waits
+      execution.outstanding += 1
       if inline:
-        self._executing.acquire()
+        execution.acquire()
     if inline:
       self._execute(epoch, command_buffer, waits)
     else:
@@ -290,13 +292,19 @@ class CPUQueue:
   def immediate(self, command_buffer: bytes, brief: bool = False) -> Immediate:
     """A callable executing `command_buffer` (which waits on no signal) at once on the calling thread when nothing is
     queued or running and the queue is not stopped, returning whether it did: no submission, so no timeline value to
-    account for. It runs in C (runtime/immediate.c): a call costs a few attribute reads and the execution lock besides
-    the packets. A `brief` buffer runs holding the GIL."""
+    account for. It runs in C (runtime/immediate.c): a call costs the device's `error`, the execution lock and the
+    packets. A `brief` buffer runs holding the GIL."""
     shown = (lambda: show(self.device.name, "compute", named(whole_packets(command_buffer)))) if DEBUG >= 5 else None
-    return Immediate(self, bytes(command_buffer), QUEUE_RUN, shown, brief)
+    device = self.device
+    return Immediate(
+      bytes(command_buffer), QUEUE_RUN, self.execution, device, device.changed, self.stopped_immediately, shown, brief
+    )
 
-  def _immediate_stopped(self, epoch: int, command_buffer: bytes, offset: int, status: int) -> NoReturn:
-    """A packet of an immediate run failed: stop the queue as the worker would, and raise to the caller."""
+  def stopped_immediately(self, command_buffer: bytes, offset: int, status: int) -> NoReturn:
+    """A packet of an immediate run failed: stop the queue as the worker would, and raise to the caller. The run began
+    in the current epoch: a running device whose execution lock is held, with nothing outstanding, neither stops nor
+    resets meanwhile."""
+    epoch = self.device.epoch
     self._stopped(epoch, QueueStop.at(command_buffer, offset, status, 0.0))
     raise DeviceError(self.device.failure(epoch)) from None
 
@@ -310,7 +318,7 @@ class CPUQueue:
   def _run(self) -> None:
     while True:
       epoch, command_buffer, waits = self._pending.get()
-      self._executing.acquire()
+      self.execution.acquire()
       self._execute(epoch, command_buffer, waits)
 
   def _execute(self, epoch: int, command_buffer: bytes, waits: bool) -> None:
@@ -322,12 +330,12 @@ class CPUQueue:
     except QueueStop as stop:
       self._stopped(epoch, stop)
     finally:
-      self._executing.release()
-      with self._state:
-        self._outstanding -= 1
+      self.execution.release()
+      with self.device.lifecycle_lock:
+        self.execution.outstanding -= 1
 
   def _stopped(self, epoch: int, stop: QueueStop) -> None:
-    self.device._stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
+    self.device.stop(epoch, f"{self.device.name} queue stopped at {stop.where} of a command buffer: {stop.error}")
 
   def _arguments(self, command_buffer: bytes, timeout_ns: int) -> tuple:
     """pytc_queue_run's arguments for `command_buffer` from its start, a WAIT timing out after `timeout_ns` (0: a buffer
@@ -384,34 +392,22 @@ def whole_packets(command_buffer: bytes) -> list[Packet]:
   return packets
 
 
-class CPUDevice(Compiled):
-  """The host as an HCQ device: one compute queue and a timeline signal that counts finished submissions.
-
-  A failing packet stops the queue: waiters on the device's signals (synchronize among them) raise DeviceError naming
-  the packet, and the command buffers queued behind it are dropped. `reset()` recovers the device; a submit to a stopped
-  queue resets it by itself, after raising the error itself when no waiter has raised it yet."""
+class CPUDevice(HCQDevice):
+  """The host as an HCQ device: one compute queue (a worker thread) and the timeline signal that counts finished
+  submissions. A failing packet stops the queue (HCQDevice: waiters raise DeviceError naming the packet, the buffers
+  queued behind are dropped); a submit to the stopped queue resets it by itself, after raising the error when no waiter
+  has raised it yet."""
 
   polls_host_signals = True
+  notifies_changed = True
+  recovers_on_submit = True
 
   def __init__(self, name: str = "CPU"):
     super().__init__(name, CPUAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", CPUProgram)
-    self.error, self.epoch = None, 0  # error: why the queue stopped; epoch: resets so far
-    self.changed = Changes()  # notified whenever the queue writes a signal, stops or is reset
     self.cores = self.target.cores  # the cores this process may use (host_cpu)
     if self.cores > 1 and native.pytc_parallel_start(self.cores - 1) < 0:
       raise OSError("could not start the CPU worker threads")
     self.compute = CPUQueue(self, "compute")
-    self.timeline, self.timeline_value = Signal(0, owner=self), 0
-    # timeline values reached at the stop and submitted
-    self._stopped_at, self._timeline_submitted, self._reported = (
-      0,
-      0,
-      False,
-    )
-    # epoch -> (the error that ended it, the timeline value reached by then)
-    self._failures: dict[int, tuple[str, int]] = {}
-    # per thread, epoch -> the last timeline value it submitted, until it synchronizes
-    self._unsynchronized = threading.local()
 
   def submit(self, command_buffer: bytes) -> None:
     self.compute.submit(command_buffer)
@@ -433,86 +429,3 @@ class CPUDevice(Compiled):
       self.compute.submit(bytes(buffer), (waits, value))
 
     return submit
-
-  def next_timeline_value(self) -> int:
-    self.timeline_value += 1
-    return self.timeline_value
-
-  def synchronize(self, timeout: float | None = None) -> None:
-    """Wait until the queue ran everything submitted. DeviceError when it stopped, or when a reset dropped work this
-    thread submitted before this call."""
-    submitted = self._unsynchronized.__dict__
-    if (
-      self.error is None
-      and self.timeline.value >= self.timeline_value
-      and (not submitted or (len(submitted) == 1 and self.epoch in submitted))
-    ):
-      return submitted.clear()  # all of it done, none dropped
-    epochs = list(submitted.items())
-    submitted.clear()
-    self.timeline.wait(self.timeline_value, timeout)
-    for epoch, value in epochs:
-      if (epoch != self.epoch or self.error is not None) and (error := self.failure(epoch, value)) is not None:
-        raise DeviceError(error)
-
-  def reset(self) -> str | None:
-    """Recover a stopped queue: waiters on the device's signals raise DeviceError, the command buffers it had queued are
-    dropped, and the timeline counts them as finished, so later submits run and synchronize() returns. Returns the error
-    it cleared, None when the queue was running (then nothing changes). A kernel still running cannot be stopped."""
-    with self.compute._state:
-      error = self._recover()
-    self._unsynchronized.__dict__.clear()  # the caller was told
-    return error
-
-  def stopped_since(self, epoch: int) -> bool:
-    return self.error is not None or self.epoch != epoch
-
-  def failure(self, epoch: int, value: int = 0) -> str | None:
-    """The error that stopped the queue in `epoch` (stopped now, or reset since), or None. With `value`: None also when
-    the timeline had reached `value` by then (that work finished). A returned error counts as raised, in the calling
-    thread."""
-    if epoch == self.epoch:
-      error, reached = self.error, self._stopped_at
-    else:
-      error, reached = self._failures.get(epoch, (f"{self.name} queue stopped and was reset", -1))
-    if error is None or 0 < value <= reached:
-      return None
-    self._reported = True
-    # this thread is told: its next synchronize() does not raise it again
-    self._unsynchronized.__dict__.pop(epoch, None)
-    return error
-
-  def _admit(self, timeline_value: int) -> int:
-    """The epoch a command buffer that signals the timeline up to `timeline_value` runs in (under the queue's state
-    lock). On a stopped queue it resets the device first, raising the error (and dropping the buffer) when no waiter has
-    raised it yet."""
-    if (error := self.error) is not None:
-      reported = self._reported
-      if not reported:
-        self._timeline_submitted = max(self._timeline_submitted, timeline_value)  # counted as dropped
-        self._unsynchronized.__dict__.pop(self.epoch, None)  # this thread is told below
-      self._recover()
-      if not reported:
-        raise DeviceError(error)
-    if timeline_value:  # what synchronize() waits for: it checks that this thread's work was not dropped
-      self._timeline_submitted = max(self._timeline_submitted, timeline_value)
-      self._unsynchronized.__dict__[self.epoch] = timeline_value
-    return self.epoch
-
-  def _stop(self, epoch: int, error: str) -> None:
-    with self.changed:
-      if self.error is None and self.epoch == epoch:
-        self.error, self._stopped_at = error, self.timeline.value
-      self.changed.notify_all()
-
-  def _recover(self) -> str | None:
-    with self.changed:
-      if (error := self.error) is None:
-        return None
-      self._failures[self.epoch] = (error, self._stopped_at)
-      # a waiter from that long ago is told the queue stopped, without the reason
-      self._failures.pop(self.epoch - 64, None)
-      self.timeline.value = max(self.timeline.value, self._timeline_submitted)
-      self.epoch, self.error, self._reported = self.epoch + 1, None, False
-      self.changed.notify_all()
-    return error

@@ -48,7 +48,7 @@ import numpy as np
 from pytc import flags
 from pytc.runtime import cuda
 from pytc.runtime.cuda import CUDA_SUCCESS, CUDAError
-from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
+from pytc.runtime.device import Allocator, Binary, HCQDevice, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import DeviceError, Op, Packet, Signal, SignalTimeout, decode
 from pytc.runtime.target import GPU_TARGETS, Target
 
@@ -199,19 +199,18 @@ class NVSignal(Signal):
   read from the TIMESTAMP's event when looked at."""
 
   def __init__(self, device: NVDevice, value: int = 0):
-    self.owner, self.address = device, device.signal_slot()
-    self._memory = Signal.memory_at(self.address)
-    self._memory.value, self._memory.timestamp_ns = value, 0
+    super().__init__(value, device, device.signal_slot())
     weakref.finalize(self, device.defer, device.free_slots.append, self.address).atexit = False
 
   @property
   def timestamp_ns(self) -> int:
     self.owner.resolve_timestamps()
-    return self._memory.timestamp_ns
+    return super().timestamp_ns
 
 
-class NVDevice(Compiled):
-  """An NVIDIA GPU: its primary context, one stream executing pytc's command buffers, signals in mapped host memory."""
+class NVDevice(HCQDevice):
+  """An NVIDIA GPU: its primary context, one stream executing pytc's command buffers, signals in mapped host memory. A
+  faulted context fails every wait on its signals; reset() abandons a stream whose work does not finish."""
 
   def __init__(self, name: str = "NV"):
     self.cu = cu = cuda.driver()
@@ -225,7 +224,6 @@ class NVDevice(Compiled):
       cu.cuDevicePrimaryCtxRetain(byref(context), device)
     except CUDAError as error:
       raise CUDAError(f"opening {name}: {error}", error.call, error.code) from None
-    super().__init__(name, NVAllocator(self), target, "pytc.compilers.gpu:PTXCompiler", NVProgram)
     self.compute_capability, self.context = (major.value, minor.value), context.value
     self.lock = threading.RLock()  # the stream's issue order and the bookkeeping below
     self.deferred: deque[tuple[Callable, int]] = deque()  # (function, handle): run once the stream is idle
@@ -238,9 +236,9 @@ class NVDevice(Compiled):
     self.stream = self._new_stream()
     self.base_event = self._new_event()
     cu.cuEventRecord(self.base_event, self.stream)
+    super().__init__(name, NVAllocator(self), target, "pytc.compilers.gpu:PTXCompiler", NVProgram)
     self.drain("opening the device")
     self.base_ns = time.perf_counter_ns()
-    self.timeline, self.timeline_value = self.new_signal(), 0
 
   def enter(self) -> None:
     """Make the device's context current in the calling thread."""
@@ -350,6 +348,7 @@ class NVDevice(Compiled):
         f"{stray.op.name} on the signal at {stray.fields[0]:#x}, which {self.name} did not make: use "
         "device.new_signal()"
       )
+    self.admit()
     self.enter()
     with self.lock:
       for position, packet in enumerate(packets):
@@ -385,18 +384,14 @@ class NVDevice(Compiled):
     elif op is Op.COPY and fields[2]:
       cu.cuMemcpyDtoDAsync_v2(*fields, stream)
 
-  def next_timeline_value(self) -> int:
-    self.timeline_value += 1
-    return self.timeline_value
-
   def synchronize(self, timeout: float | None = None) -> None:
-    """Wait until the stream ran everything submitted up to the timeline's last value: SignalTimeout after `timeout`
-    seconds (default PYTC_WAIT_TIMEOUT), DeviceError once the context faulted."""
-    self.timeline.wait(self.timeline_value, timeout)
+    """Wait until the stream ran everything submitted up to the timeline's last value (HCQDevice.synchronize: a faulted
+    context is a DeviceError at once), then read its timestamps and run what waited for the stream."""
+    super().synchronize(timeout)
     self.collect()
 
-  def failure(self, epoch: int = 0, value: int = 0) -> str | None:
-    """Why the stream can never finish (its context faulted), or None; asked by waits on the device's signals."""
+  def fault(self) -> str | None:
+    """Why the stream can never finish (its context faulted), or None."""
     try:
       self.enter()
       self.cu.cuStreamQuery(self.stream)
@@ -409,19 +404,27 @@ class NVDevice(Compiled):
     timeline, and what the old stream may still touch (its timeline, buffers and modules freed since) is never freed.
     Returns what it cleared, None when the stream was idle. DeviceError for a faulted context: only a new process can
     use the GPU again."""
+    if (fault := self.fault()) is not None:
+      raise DeviceError(f"{self.name} cannot be reset: {fault}")
+    return super().reset()
+
+  def unfinished_work(self) -> str | None:
+    self.enter()
+    if self.cu.cuStreamQuery(self.stream) == CUDA_SUCCESS:
+      return None
+    return (
+      f"{self.name}: abandoned a stream whose work did not finish "
+      "(a WAIT whose signal never came, or a kernel still running)"
+    )
+
+  def restart_queues(self) -> None:
+    """A new stream and timeline; the old stream is destroyed (released by the driver once its work completes) and its
+    timeline kept, as it may still write it."""
     self.enter()
     with self.lock:
-      if (error := self.failure()) is not None:
-        raise DeviceError(f"{self.name} cannot be reset: {error}")
-      if self.cu.cuStreamQuery(self.stream) == CUDA_SUCCESS:
-        return None
-      self.cu.cuStreamDestroy_v2(self.stream)  # released by the driver once its work completes
+      self.cu.cuStreamDestroy_v2(self.stream)
       self.abandoned.append(self.timeline)
       self.deferred.clear()
       self.stamps.clear()
       self.stream = self._new_stream()
       self.timeline = self.new_signal(self.timeline_value)
-      return (
-        f"{self.name}: abandoned a stream whose work did not finish "
-        "(a WAIT whose signal never came, or a kernel still running)"
-      )

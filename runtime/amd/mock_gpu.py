@@ -92,7 +92,7 @@ class Emulations:
   """A program's kernels registered with a MOCK GPU by code address, while the program lives."""
 
   def __init__(self, gpu: Any, code: bytes, base: int, library: bytes, infos: tuple[KernelInfo, ...]):
-    self.library, code_object = load_library(library), parse_code_object(code)
+    (self.library, _), code_object = load_library(library), parse_code_object(code)
     self.gpu, self.addresses, image_size = gpu, [], len(code_object.image())
     for info in infos:
       kernel = code_object.kernels[info.name]

@@ -1,7 +1,8 @@
 """A second backend added through the device contract alone (runtime/device.py): SERIAL, a single-threaded host device
 defined here, with its own allocator, program loader, argument layout and queue executor (every command buffer runs
-on the submitting thread, no worker threads, no multi-core slices). It shares only the CPU's compiler and target, by
-name. Realize and TinyJit must run on it unchanged and give NumPy's results."""
+on the submitting thread, no worker threads, no multi-core slices). As an HCQDevice it implements only its packets and
+its memory: signals, the timeline, waits and resets are the base class's. It shares only the CPU's compiler and target,
+by name. Realize and TinyJit must run on it unchanged and give NumPy's results."""
 import ctypes
 import sys
 import tempfile
@@ -16,7 +17,7 @@ from pytc import Device, Tensor, TinyJit, dtypes
 from pytc.compiler import compile_kernels
 from pytc.compilers.cpu import CPUCompiler
 from pytc.realize import schedule
-from pytc.runtime.device import Allocator, Binary, Compiled, Kernel, KernelInfo, LaunchArgs, Program
+from pytc.runtime.device import Allocator, Binary, Compiled, HCQDevice, Kernel, KernelInfo, LaunchArgs, Program
 from pytc.runtime.hcq import Op, Signal, decode
 from pytc.runtime.target import host_cpu
 
@@ -66,14 +67,15 @@ class SerialProgram(Program):
     self.kernels = {info.name: SerialKernel(info, ctypes.cast(library[f"_mlir_{info.name}"], ctypes.c_void_p).value) for info in binary.kernels}
 
 
-class SERIALDevice(Compiled):
+class SERIALDevice(HCQDevice):
   scratch = None  # a folder for the libraries it loads (set by the fixture)
 
   def __init__(self, name: str):
     super().__init__(name, SerialAllocator(), host_cpu(), "pytc.compilers.cpu:CPUCompiler", SerialProgram)
-    self.timeline, self.timeline_value, self.loaded, self.executed = Signal(0), 0, [], []
+    self.loaded, self.executed = [], []
 
   def submit(self, command_buffer: bytes) -> None:
+    self.admit()
     for packet in decode(command_buffer):
       if packet.op is Op.EXEC:
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(packet.fields[0])(packet.fields[1])
@@ -83,13 +85,6 @@ class SERIALDevice(Compiled):
       elif packet.op is Op.COPY: ctypes.memmove(*packet.fields)
       elif packet.op is Op.WAIT and Signal.memory_at(packet.fields[0]).value < packet.fields[1]:
         raise RuntimeError("SERIAL runs in order: a wait on a signal not yet written can never be met")
-
-  def next_timeline_value(self) -> int:
-    self.timeline_value += 1
-    return self.timeline_value
-
-  def synchronize(self, timeout: float | None = None) -> None: assert self.timeline.value == self.timeline_value
-  def reset(self) -> None: return None
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from pytc import Context, Device, GlobalCounters, Tensor, TinyJit, dtypes, nn
 from pytc.jit import JitError
 from pytc.nn.optim import SGD, Adam
 from pytc.nn.state import get_parameters
+from pytc.runtime._immediate import Replay
 
 
 def ones(n: int, dtype=np.float32) -> Tensor: return Tensor(np.ones(n, dtype))
@@ -190,7 +191,7 @@ def cpu(array: np.ndarray) -> Tensor:
 def _count_python_calls(step: TinyJit) -> list:
   """The calls that reach the Python half of `step` (the C replay declined or did not apply)."""
   calls: list = []
-  step._call = lambda *args, **kwargs: calls.append(args) or TinyJit._call(step, *args, **kwargs)
+  Replay.__init__(step, lambda *args, **kwargs: calls.append(args) or TinyJit._call(step, *args, **kwargs))
   return calls
 
 
@@ -216,7 +217,7 @@ def test_a_busy_queue_sends_the_replay_through_python_which_waits_for_it():
   x = cpu(np.arange(4, dtype=np.float32))
   for _ in range(3): out = step(x)
   python_calls = _count_python_calls(step)
-  executing = Device["CPU"].compute._executing
+  executing = Device["CPU"].compute.execution
   assert executing.acquire(blocking=False) and not executing.acquire(blocking=False)
   caller = threading.Thread(target=step, args=(x,))
   caller.start()
@@ -245,7 +246,7 @@ def test_replays_writing_random_keys_or_returning_inputs_stay_in_python():
   x = cpu(np.zeros(4, np.float32))
   draws = [keyed(x).numpy() for _ in range(4)]
   for _ in range(3): same, plus = echo(x)
-  assert keyed._armed is None and echo._armed is None and same is x and plus.numpy().tolist() == [1, 1, 1, 1]
+  assert not keyed.armed and not echo.armed and same is x and plus.numpy().tolist() == [1, 1, 1, 1]
   assert not np.array_equal(draws[2], draws[3])
 
 
@@ -253,7 +254,7 @@ def test_an_armed_jit_inside_a_capturing_jit_still_raises():
   inner = TinyJit(lambda t: (t + 1).realize())
   t = cpu(np.ones(3, np.float32))
   for _ in range(3): inner(t)
-  assert inner._armed is not None
+  assert inner.armed
   outer = TinyJit(lambda u: (inner(t) * u).realize())
   outer(t)
   with pytest.raises(RuntimeError, match="inside another TinyJit"): outer(t)

@@ -1,5 +1,6 @@
 """The CPU HCQ queue: packet encoding, launches of a loaded program's kernels, copies, ordering through signals, asynchrony
 and timeouts; the CPU allocator."""
+import ast
 import ctypes
 import re
 import threading
@@ -173,9 +174,9 @@ def test_immediate_runs_kernels_holding_the_gil_or_not(brief):
   first, second = kernel.args([y, x]), kernel.args([z, y])
   run = device.immediate(device.queue().exec(kernel, first).exec(kernel, second).bytes(), brief)
   assert run() and read(device, z).tolist() == [2, 3, 4, 5]
-  device.compute._executing.acquire()
+  device.compute.execution.acquire()
   assert not run()  # the queue is executing elsewhere: declined, nothing ran
-  device.compute._executing.release()
+  device.compute.execution.release()
   device.allocator.copyin(x, memoryview(np.full(4, 10, np.float32)).cast("B"))
   assert run() and read(device, z).tolist() == [12, 12, 12, 12]
 
@@ -197,9 +198,11 @@ def test_execution_lock_waits_for_a_release_from_any_thread():
 
 def test_immediate_rejects_misuse():
   device = CPUDevice()
-  with pytest.raises(TypeError, match="ExecutionLock"): Immediate(SimpleNamespace(device=device, _executing=threading.Lock()), b"", 1, None)
+  queue, changed, stopped = device.compute, device.changed, device.compute.stopped_immediately
+  with pytest.raises(TypeError, match="ExecutionLock"): Immediate(b"", 1, threading.Lock(), device, changed, stopped)
   with pytest.raises(TypeError): Immediate()
-  with pytest.raises(ValueError, match="address of pytc_queue_run"): Immediate(device.compute, b"", 0, None)
+  with pytest.raises(ValueError, match="address of pytc_queue_run"): Immediate(b"", 0, queue.execution, device, changed, stopped)
+  with pytest.raises(TypeError, match="callable `stopped`"): Immediate(b"", 1, queue.execution, device, changed, None)
   with pytest.raises(RuntimeError, match="not initialized"): Immediate.__new__(Immediate)()
   with pytest.raises(TypeError, match="takes no arguments"): device.immediate(b"")(1)
   assert device.immediate(b"")()  # an empty buffer: nothing to do, done
@@ -373,3 +376,57 @@ def test_python_spells_the_c_headers_packet_and_status_codes():
   assert {name: getattr(native, name) for name in statuses} == statuses
   payloads = re.search(r"payload_bytes\[OPS\] = \{([^}]*)\}", (root / "packets.c").read_text())[1]
   assert {op: int(size) for op, size in re.findall(r"\[(\w+)\] = (\d+)", payloads)} == {op.name: hcq.PAYLOADS[op].size for op in hcq.Op}
+
+
+def private(name: str) -> bool:
+  return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def defined_names(tree: ast.Module) -> set[str]:
+  """The names a module defines: its functions and classes, the variables and attributes it assigns (of any object)."""
+  names = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef): names.add(node.name)
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store): names.add(node.id)
+    elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store): names.add(node.attr)
+  return names
+
+
+def private_names_of_others(path: Path) -> list[str]:
+  """In a Python module: `x._name` with x not self or cls, getattr/setattr/hasattr of "_name", and `from m import _name`,
+  where the module defines no `_name` itself. In C: a string that is a private name (what PyObject_GetAttrString or
+  PyUnicode_InternFromString would be given to reach an attribute), unless it names an entry of the module's own tables
+  (a member, method or getter of its types)."""
+  text = path.read_text()
+  if path.suffix == ".c":
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S)
+    own = set(re.findall(r'\{\s*"(\w+)"\s*,', code))
+    return [f"{path.name}: \"{name}\"" for name in re.findall(r'"(\w+)"', code) if private(name) and name not in own]
+  tree, found = ast.parse(text), []
+  own = defined_names(tree)
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")): named = [node.attr]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr", "hasattr", "delattr"):
+      named = [node.args[1].value] if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) else []
+    elif isinstance(node, ast.ImportFrom): named = [alias.name for alias in node.names]
+    else: named = []
+    found += [f"{path.name}:{node.lineno}: {ast.unparse(node)}" for name in named if private(name) and name not in own]
+  return found
+
+
+def test_the_runtime_names_no_private_attribute_of_another_modules_objects():
+  """Each module of runtime/ is given what it needs through public names: none reaches into an object defined in another
+  module (a ctypes object, another runtime module's class, a frontend class) by a private name."""
+  root = Path(__file__).resolve().parents[2] / "runtime"
+  assert [found for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.c")) for found in private_names_of_others(path)] == []
+
+
+def test_the_private_names_check_finds_what_it_looks_for(tmp_path):
+  (module := tmp_path / "module.py").write_text("import ctypes\nfrom m import _hidden\nclass A:\n  def f(self, queue):\n"
+                                                "    self._own, queue._count = 1, 2\n"
+                                                "    return queue._state, ctypes._CFuncPtr, getattr(queue, '_lock'), self._state, queue.__dict__\n")
+  (source := tmp_path / "module.c").write_text('// "_comment"\nPyObject_GetAttrString(queue, "_outstanding"); intern(&s, "__call__");\n'
+                                              'static PyMemberDef members[] = {{"_own", T_OBJECT, 0, 0, NULL}, {NULL}};\n')
+  assert [line.split(": ", 1)[1] for line in private_names_of_others(module)] == ["from m import _hidden", "queue._state", "ctypes._CFuncPtr",
+                                                                                   "getattr(queue, '_lock')"]
+  assert private_names_of_others(source) == ['module.c: "_outstanding"']
