@@ -19,9 +19,9 @@ demo: $(VENV)/installed
 test: $(VENV)/installed
 	$(BIN)/lit -sv test
 	$(BIN)/pytest
-	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_numerics.py test/python/test_dtype_sweep.py test/python/test_regressions.py
-	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/test_models.py -k "resnet or transformer or pooling"
-	PYTC_DEVICE=AMD:MOCK $(BIN)/pytest -q test/python/test_numerics.py test/python/test_jit.py test/python/test_realize_edge.py test/python/test_schedule.py test/python/test_elementwise_edge.py -k "not test_schedule or kernel_count"
+	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/frontend/test_numerics.py test/python/frontend/test_dtype_sweep.py test/python/models/test_regressions.py
+	PYTC_DEVICE=EMU $(BIN)/pytest -q test/python/models/test_models.py -k "resnet or transformer or pooling"
+	PYTC_DEVICE=AMD:MOCK $(BIN)/pytest -q test/python/frontend/test_numerics.py test/python/frontend/test_jit.py test/python/scheduling/test_realize_edge.py test/python/scheduling/test_schedule.py test/python/frontend/test_elementwise_edge.py -k "not test_schedule or kernel_count"
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check passes runtime
 

@@ -171,7 +171,7 @@ def test_optimizer_errors():
 
 
 def test_mnist_example_trains_and_reuses_its_schedules(capsys):
-  spec = importlib.util.spec_from_file_location("mnist_mlp", Path(__file__).parents[2] / "examples" / "mnist_mlp.py")
+  spec = importlib.util.spec_from_file_location("mnist_mlp", Path(__file__).parents[3] / "examples" / "mnist_mlp.py")
   example = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(example)
   accuracy = example.main(steps=60)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "train_digits.py"
 
 
 def load_example():

@@ -9,7 +9,7 @@ import pytest
 from pytc import Tensor, flags
 from pytc.helpers import DEBUG, JIT, Context, LRUCache
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGE_FOLDERS = ("pytc", "passes", "runtime")
 # environment reads that are not knobs: a child process gets the parent's PYTHONPATH extended
 PASSED_THROUGH = {"PYTHONPATH"}

@@ -370,7 +370,7 @@ def c_enums(text: str) -> list[dict[str, int]]:
 
 def test_python_spells_the_c_headers_packet_and_status_codes():
   from pytc.runtime import hcq, native
-  root = Path(__file__).resolve().parents[2] / "runtime"
+  root = Path(__file__).resolve().parents[3] / "runtime"
   opcodes, statuses = c_enums((root / "hcq_codes.h").read_text())
   assert {op.name: op.value for op in hcq.Op} | {"OPS": len(hcq.Op) + 1} == opcodes
   assert {name: getattr(native, name) for name in statuses} == statuses
@@ -417,7 +417,7 @@ def private_names_of_others(path: Path) -> list[str]:
 def test_the_runtime_names_no_private_attribute_of_another_modules_objects():
   """Each module of runtime/ is given what it needs through public names: none reaches into an object defined in another
   module (a ctypes object, another runtime module's class, a frontend class) by a private name."""
-  root = Path(__file__).resolve().parents[2] / "runtime"
+  root = Path(__file__).resolve().parents[3] / "runtime"
   assert [found for path in sorted(root.rglob("*.py")) + sorted(root.rglob("*.c")) for found in private_names_of_others(path)] == []
 
 

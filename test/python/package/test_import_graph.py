@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = {"pytc": ROOT / "pytc", "pytc.passes": ROOT / "passes", "pytc.runtime": ROOT / "runtime"}
 
 

@@ -16,7 +16,7 @@ from pytc.runtime.amd.rdna3.decode import BRANCHES, DecodeError, decode, decode_
 from pytc.runtime.amd.rdna3.wave import implemented
 from pytc.runtime.amd_code_object import parse
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from gpu_compile import compile_for, graphs  # noqa: E402
 
 LABEL = re.compile(r"^(\.?[A-Za-z_][\w.]*):$")

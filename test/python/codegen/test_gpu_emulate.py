@@ -13,7 +13,7 @@ from pytc.compilers.cpu import LLVM_PIPELINE
 from pytc.dialects import uop
 from pytc.passes import pass_manager
 
-KERNELS = (Path(__file__).parents[1] / "passes" / "gpu-emulate.mlir").read_text()
+KERNELS = (Path(__file__).parents[2] / "passes" / "gpu-emulate.mlir").read_text()
 
 
 def kernel_text(name: str) -> str:

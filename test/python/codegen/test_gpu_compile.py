@@ -15,7 +15,7 @@ from pytc.pipelines import copy_module
 from pytc.runtime.amd_code_object import parse
 from pytc.runtime.target import GPU_TARGETS, host_cpu
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
 from gpu_compile import compile_for, graphs  # noqa: E402
 
 

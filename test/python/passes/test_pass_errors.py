@@ -132,7 +132,7 @@ def test_compiler_pipelines_still_parse():
     for stage in (stage for compiler in compilers for stage in compiler.stages() if stage.pipeline): pass_manager(stage.pipeline, ctx)
 
 
-INVALID = sorted((Path(__file__).parents[1] / "passes").glob("*-invalid.mlir"))
+INVALID = sorted((Path(__file__).parents[2] / "passes").glob("*-invalid.mlir"))
 
 
 @pytest.mark.parametrize("path", INVALID, ids=[p.name for p in INVALID])

@@ -21,7 +21,7 @@ from pytc.runtime import DeviceError, Signal
 from pytc.runtime.hcq import SUBMIT_LOCK
 from pytc.runtime.ops_cpu import CPUDevice
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 NEVER = Signal()  # a signal nobody signals (alive as long as the tests: a queue reads its memory)

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "gpu.py"
+BENCH = Path(__file__).resolve().parents[3] / "bench" / "gpu.py"
 
 
 def test_compile_then_check_on_emu(tmp_path: Path):

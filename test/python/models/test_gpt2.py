@@ -9,7 +9,7 @@ import pytest
 
 from pytc import GlobalCounters, Tensor, Variable
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "gpt2.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[3] / "examples" / "gpt2.py"
 
 
 @pytest.fixture(scope="module")
