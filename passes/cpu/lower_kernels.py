@@ -21,7 +21,7 @@ from pytc.passes import PassError, functions_with, range_size, register
 from pytc.passes.codegen.kernel_lowering import KernelLowering, hoisting_depth, parallel_over, storage_memref
 from pytc.passes.common.analysis import read_where_written, sibling_stores, top_level_reductions
 from pytc.passes.common.attributes import EXTENT, IN_PLACE, KERNEL, LOOP_ORDER, TUNE, VECTOR, WORK, LoopOrder
-from pytc.passes.cpu.lower_vector import VectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
+from pytc.passes.cpu.lower_vector import BlockedVectorLowering, lower_across_body, lower_vector_body, overlapping_blocks
 
 
 def cpu_slice_arguments() -> list[ir.Type]:
@@ -100,7 +100,7 @@ def lower_kernel(kernel: func.FuncOp) -> None:
       None  # an output that may be an input's buffer is written once: computing an element again would read it changed
     )
   lowering = (
-    VectorLowering(dict(zip(params, entry.arguments)), tile["lanes"])
+    BlockedVectorLowering(dict(zip(params, entry.arguments)), tile["lanes"])
     if tile
     else KernelLowering(dict(zip(params, entry.arguments)))
   )

@@ -1,5 +1,6 @@
 """Vector code for a kernel marked `pytc.vector` (see vectorize.py): its innermost output range `j` runs in vector
-lanes, `vectors` vectors side by side, and `rows` values of the upcast range `u` at once.
+lanes, `vectors` vectors side by side, and `rows` values of the upcast range `u` at once. The vector code along `j` is
+codegen's (codegen/vector.py); this module is the CPU's tiling around it.
 
 The outer parallel loop runs over blocks of `u` and `j` (a partial last block moves back to overlap its
 neighbour); each top-level reduction loops over its reduce ranges with `rows * vectors` accumulator vectors as
@@ -10,19 +11,14 @@ convolution's columns, with the channels in the lanes), transposes the accumulat
 computes it in one loop over the outputs of `j`, as vectors of `rows` lanes along `u` (store_along_rows). In stream mode
 (elementwise work along `j`) the reductions, which vary only with the outer ranges, are computed once per
 outer iteration before the loop along `j`; a float row sum whose body the output computes again keeps it in a
-row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is vector code
-too (reduce_row). `across` kernels with `rows` = lanes (lower_across_body) compute a block of outputs' reductions row
-by row, then the rest of the outputs as vectors over the block. While emitting, a value is uniform (a scalar: it does
-not depend on `j`), `Strided` (index lanes base + stride * lane, kept symbolic so a read along `j` becomes one vector
-load), or a vector. Reads
-contiguous along `j` become `vector.load` (`vector.maskedload` when padding gates them); any other varying read
-or write goes lane by lane. Stores along `j` are aligned when rows are a multiple of the lanes, and
-non-temporal for outputs of STREAM_BYTES or more.
+row buffer; any other float sum or max over one range whose reads run along it (a row's mean or max) is the emitter's
+vector code (reduce_row). `across` kernels with `rows` = lanes (lower_across_body) compute a block of outputs'
+reductions row by row, then the rest of the outputs as vectors over the block. Stores along `j` are aligned when rows
+are a multiple of the lanes: the blocks of `j` start at multiples of the lanes, `j` is the emitter's `aligned_j`.
 """
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import prod
 from typing import NamedTuple
 
 from mlir import ir
@@ -31,51 +27,21 @@ from mlir.dialects import arith, math, memref, scf, vector
 from pytc.dialects import uop
 from pytc.passes import range_size
 from pytc.passes.codegen.kernel_lowering import (
-  KernelLowering,
   combine,
   hoisting_depth,
-  invariant_reductions,
-  is_empty,
   parallel_over,
   reduce_identity,
   widen,
   widened_product,
 )
-from pytc.passes.codegen.scalar import constant, is_float, load, lower_scalar, signless, storage_type, store
-from pytc.passes.common.analysis import (
-  UOP_PREFIX,
-  computation,
-  constant_value,
-  defining,
-  free_ranges,
-  top_level_reductions,
-  uses_any,
-  weight,
-)
+from pytc.passes.codegen.scalar import constant, is_float, signless, store
+from pytc.passes.codegen.vector import Lanes, Strided, VectorLowering, combined, index_constant
+from pytc.passes.common.analysis import computation, defining, free_ranges, top_level_reductions, uses_any, weight
 from pytc.passes.common.attributes import VECTOR
 from pytc.passes.common.uops import defined_by, reduce_kind
-from pytc.passes.cpu.vectorize import (
-  pack_values,
-  rank_without_unit_tail,
-  row_pack_values,
-  row_reducible,
-  row_reductions,
-  transposed_range,
-  uniform_roots,
-)
+from pytc.passes.cpu.vectorize import pack_values, row_pack_values, row_reductions, transposed_range, uniform_roots
 from pytc.passes.scheduling.rangeify import is_position, is_zero
 
-
-@dataclass(frozen=True)
-class Strided:
-  """Index lanes: base + stride * lane."""
-
-  base: ir.Value
-  stride: int
-
-
-Lanes = ir.Value | Strided
-STREAM_BYTES = 8 << 20  # outputs this large are written around the caches (they would only evict what is there)
 KEEP_WEIGHT = 4  # a row sum's body is kept for the loop along j when it weighs this much (a transcendental)
 
 
@@ -87,10 +53,6 @@ class Tile:
   scope: dict[ir.Value, Lanes]
   row: int
   column: int
-
-
-def is_uniform(value: Lanes) -> bool:
-  return isinstance(value, ir.Value) and not isinstance(value.type, ir.VectorType)
 
 
 def transposable(value: ir.Value, k: ir.Value, j: ir.Value) -> bool:
@@ -121,22 +83,16 @@ def used_ranges(value: ir.Value, reduction: uop.RangeReduceOp) -> list[ir.Value]
   return [r for r in reduction.ranges if uses_any(value, {r})]
 
 
-def index_constant(value: int) -> ir.Value:
-  return arith.constant(ir.IndexType.get(), value)
+class BlockedVectorLowering(VectorLowering):
+  """The vector lowering of a kernel marked `pytc.vector`: the emitter's vector code along `j`, and the register
+  tile's: panels packed once per group and read back in the tiles (pack, pack_rows), a row sum's body kept in a row
+  buffer for the loop along `j` (sum_row), and the tiles' accumulators carried through the reduce loops (accumulate)."""
 
-
-class VectorLowering(KernelLowering):
-  def __init__(self, params: dict[ir.Value, ir.Value], lanes: int, aligned_loads: bool = False):
-    super().__init__(params)
-    self.lanes = lanes
-    self.aligned_loads = (
-      aligned_loads  # reads along aligned_j claim the vector's alignment too (buffers the runtime allocated)
-    )
+  def __init__(self, params: dict[ir.Value, ir.Value], lanes: int):
+    super().__init__(params, lanes)
     self.packed: dict[ir.Value, tuple[ir.Value, list[ir.Value]]] = {}  # value -> (panel buffer, its reduce ranges)
     self.column = 0  # the offset of the current tile's vector in the block along j
     self.roots: dict[ir.Operation, list[ir.Value]] = {}  # per reduction, the work vectorized along its innermost range
-    self.collapsed: dict[ir.Value, ir.Value] = {}  # buffers seen without their trailing unit dimensions
-    self.aligned_j: ir.Value | None = None  # the range along which stores start at multiples of the lanes
     self.row_cache: dict[ir.Value, ir.Value] = {}  # a value along j -> the row buffer a reduction left it in
     # value -> (panel, reduce ranges, block in group)
     self.row_packed: dict[ir.Value, tuple[ir.Value, list[ir.Value], ir.Value]] = {}
@@ -243,75 +199,6 @@ class VectorLowering(KernelLowering):
     )
     self.row_cache[cached] = row
 
-  def emit_reduce(self, op: uop.RangeReduceOp) -> ir.Value:
-    return row if (row := self.reduce_row(op)) is not None else super().emit_reduce(op)
-
-  def reduce_row(self, reduction: uop.RangeReduceOp) -> ir.Value | None:
-    """A float sum or max over one range, at least as long as the lanes, whose reads move along it contiguously (a row's
-    mean or max), as vector code: `lanes` partial results across the range, then across the lanes; None when the
-    reduction is not such. A range that is not a multiple of the lanes ends with one vector over its last `lanes`
-    elements, the lanes that vectors before it read already set to the identity."""
-    if not row_reducible(reduction, self.lanes):
-      return None
-    kind, element, k = reduce_kind(reduction), reduction.result.type, reduction.ranges[0]
-    for invariant in invariant_reductions(reduction):
-      self.emit(invariant.result)
-    reassoc, ignoring_nan = (
-      ir.Attribute.parse("#arith.fastmath<reassoc>"),
-      ir.Attribute.parse("#arith.fastmath<nnan,reassoc>"),
-    )
-    is_max, flags = kind == uop.ReduceKind.max, ir.VectorType.get([self.lanes], ir.IntegerType.get_signless(1))
-    size, identity = range_size(k), vector.broadcast(self.vector_type(element), reduce_identity(kind, element))
-    parts = next(p for p in (4, 2, 1) if size >= p * self.lanes)  # independent partial results: no latency chain
-    whole = size // (parts * self.lanes) * parts * self.lanes
-    starts = [identity] * parts
-    if is_max:
-      starts += [arith.constant(flags, ir.DenseElementsAttr.get_splat(flags, ir.BoolAttr.get(False)))] * parts
-
-    def combine_at(accs: list[ir.Value], part: int, start: ir.Value, skipped: int = 0) -> None:
-      """Fold the vector of the range's elements from `start` into accumulator `part`, its first `skipped` lanes as the
-      identity."""
-      self.scopes.append({k: Strided(start, 1)})
-      lanes = self.vector(self.emit(reduction.src))
-      self.scopes.pop()
-      if skipped:
-        kept = arith.constant(
-          flags, ir.DenseElementsAttr.get([ir.BoolAttr.get(lane >= skipped) for lane in range(self.lanes)], flags)
-        )
-        lanes = arith.select(kept, lanes, identity)
-      if not is_max:
-        accs[part] = arith.addf(accs[part], lanes, fastmath=reassoc)
-      else:  # as the scalar loops: a plain max that may drop NaNs beside a flag of whether one was seen
-        accs[part] = arith.maximumf(accs[part], lanes, fastmath=ignoring_nan)
-        accs[parts + part] = arith.ori(accs[parts + part], arith.cmpf(arith.CmpFPredicate.UNO, lanes, lanes))
-
-    loop = scf.ForOp(index_constant(0), index_constant(whole), index_constant(parts * self.lanes), starts)
-    with ir.InsertionPoint(loop.body):
-      accs = list(loop.inner_iter_args)
-      for part in range(parts):
-        combine_at(accs, part, arith.addi(loop.induction_variable, index_constant(part * self.lanes)))
-      scf.YieldOp(accs)
-    partial = list(loop.results)
-    tail = list(range(whole, size - self.lanes + 1, self.lanes))
-    for count, start in enumerate(tail):
-      combine_at(partial, count % parts, index_constant(start))
-    if (last := tail[-1] + self.lanes if tail else whole) < size:
-      combine_at(partial, 0, index_constant(size - self.lanes), last - (size - self.lanes))
-    if not is_max:
-      return vector.reduction(
-        element, vector.CombiningKind.ADD, combined(partial, arith.addf, reassoc), fastmath=reassoc
-      )
-    largest = vector.reduction(
-      element,
-      vector.CombiningKind.MAXIMUMF,
-      combined(partial[:parts], arith.maximumf, ignoring_nan),
-      fastmath=ignoring_nan,
-    )
-    nan_seen = vector.reduction(
-      ir.IntegerType.get_signless(1), vector.CombiningKind.OR, combined(partial[parts:], arith.ori)
-    )
-    return arith.select(nan_seen, constant(element, float("nan")), largest)
-
   def loop_nest(
     self, ranges: list[ir.Value], body: Callable[[list[ir.Value]], None], positions: tuple[ir.Value, ...] = ()
   ) -> None:
@@ -324,29 +211,6 @@ class VectorLowering(KernelLowering):
       self.loop_nest(ranges[1:], body, (*positions, loop.induction_variable))
       self.scopes.pop()
       scf.YieldOp([])
-
-  def vector_type(self, element: ir.Type) -> ir.VectorType:
-    return ir.VectorType.get([self.lanes], element)
-
-  def vector(self, value: Lanes) -> ir.Value:
-    """`value` as a vector of lanes."""
-    if isinstance(value, Strided):
-      lanes_type = self.vector_type(self.index)
-      offsets = ir.DenseElementsAttr.get(
-        [ir.IntegerAttr.get(self.index, value.stride * lane) for lane in range(self.lanes)], type=lanes_type
-      )
-      return arith.addi(vector.broadcast(lanes_type, value.base), arith.constant(lanes_type, offsets))
-    if is_uniform(value):
-      return vector.broadcast(self.vector_type(value.type), value)
-    return value
-
-  def lane(self, value: Lanes, lane: int) -> ir.Value:
-    """The scalar value of one lane."""
-    if isinstance(value, Strided):
-      return arith.addi(value.base, index_constant(value.stride * lane))
-    if is_uniform(value):
-      return value
-    return vector.extract(value, [], [lane])
 
   def emit(self, value: ir.Value) -> Lanes:
     if (found := self.lookup(value)) is not None:
@@ -367,130 +231,10 @@ class VectorLowering(KernelLowering):
     return super().emit(value)
 
   def prerequisites(self, value: ir.Value) -> list[ir.Value]:
-    """As for scalar loops, but a read lowers its indices and gate before its buffer; values read back from a row buffer
-    or a panel are loaded where they are used, once per use."""
-    op = value.owner
-    if isinstance(op, uop.IndexOp):
-      needed = list(op.indices) + ([op.valid] if op.valid is not None else []) + [op.src]
-    else:
-      needed = super().prerequisites(value)
+    """As the emitter's, but values read back from a row buffer or a panel are loaded where they are used, once per
+    use."""
+    needed = super().prerequisites(value)
     return [v for v in needed if v not in self.row_cache and v not in self.packed and v not in self.row_packed]
-
-  def emit_value(self, value: ir.Value) -> Lanes:
-    op = value.owner
-    if isinstance(op, (uop.RangeOp, uop.RangeReduceOp, uop.ConstOp)):
-      return super().emit_value(value)  # a reduction here does not vary along j
-    with op.location:
-      if isinstance(op, uop.IndexOp):
-        return self.emit_load(op)
-      operands = [self.emit(v) for v in op.operands]
-      if all(is_uniform(v) for v in operands):
-        return super().emit_value(value)
-      if isinstance(op, (arith.AddIOp, arith.MulIOp)) and (strided := self.strided(op, *operands)) is not None:
-        return strided
-      if op.name.startswith(UOP_PREFIX):
-        return lower_scalar(op, [self.vector(v) for v in operands], self.math_library)
-      return ir.Operation.create(
-        op.name,
-        results=[self.vector_type(r.type) for r in op.results],
-        operands=[self.vector(v) for v in operands],
-        attributes=dict(op.attributes.items()),
-      ).results[0]
-
-  def strided(self, op: arith.AddIOp | arith.MulIOp, a: Lanes, b: Lanes) -> Strided | None:
-    if isinstance(op, arith.AddIOp):
-      if isinstance(a, Strided) and isinstance(b, Strided):
-        return Strided(arith.addi(a.base, b.base), a.stride + b.stride)
-      if isinstance(a, Strided) and is_uniform(b):
-        return Strided(arith.addi(a.base, b), a.stride)
-      if isinstance(b, Strided) and is_uniform(a):
-        return Strided(arith.addi(a, b.base), b.stride)
-      return None
-    if isinstance(b, Strided):
-      a, b = b, a
-    factor = constant_value(b) if is_uniform(b) else None
-    return Strided(arith.muli(a.base, b), a.stride * factor) if isinstance(a, Strided) and factor is not None else None
-
-  def emit_load(self, op: uop.IndexOp) -> Lanes:
-    indices = [self.emit(v) for v in op.indices]
-    valid = self.emit(op.valid) if op.valid is not None else None
-    if all(is_uniform(v) for v in indices) and (valid is None or is_uniform(valid)):
-      return super().emit_load(op)
-    element, source = op.result.type, self.emit(op.src)
-    if is_empty(op.src.type):
-      return constant(element, 0)
-    source, indices = self.without_unit_tail(source, indices)
-    if (
-      indices
-      and isinstance(indices[-1], Strided)
-      and indices[-1].stride == 1
-      and all(is_uniform(v) for v in indices[:-1])
-    ):
-      stored = self.vector_type(storage_type(element))
-      if valid is None:
-        alignment = self.alignment(source, op.indices[len(indices) - 1]) if self.aligned_loads else None
-        return load(element, vector.load(stored, source, indices[:-1] + [indices[-1].base], alignment=alignment))
-      shape = ir.MemRefType(source.type).shape
-      clamped = [
-        arith.minsi(arith.maxsi(i, index_constant(0)), index_constant(n - 1)) for i, n in zip(indices[:-1], shape)
-      ]
-      zeros = vector.broadcast(stored, arith.constant(stored.element_type, 0.0 if is_float(element) else 0))
-      return load(element, vector.maskedload(stored, source, clamped + [indices[-1].base], self.vector(valid), zeros))
-    values = []
-    for lane in range(self.lanes):
-      lane_indices = [self.lane(i, lane) for i in indices]
-      if valid is None:
-        values.append(load(element, memref.load(source, lane_indices)))
-      else:
-        ok, zero = self.lane(valid, lane), index_constant(0)
-        read = load(element, memref.load(source, [arith.select(ok, i, zero) for i in lane_indices]))
-        values.append(arith.select(ok, read, constant(element, 0)))
-    return vector.from_elements(self.vector_type(values[0].type), values)
-
-  def without_unit_tail(self, buffer: ir.Value, indices: list[Lanes]) -> tuple[ir.Value, list[Lanes]]:
-    """The buffer with its trailing dimensions of size 1 folded into the one before (a [.., n, 1] output is
-    contiguous along n), and the indices into that view; made once per buffer, at the kernel's entry."""
-    shape = ir.MemRefType(buffer.type).shape
-    rank = rank_without_unit_tail(shape)
-    if rank == len(shape) or not isinstance(buffer, ir.BlockArgument):
-      return buffer, indices
-    if buffer not in self.collapsed:
-      view = ir.MemRefType.get(shape[:rank], ir.MemRefType(buffer.type).element_type)
-      with ir.InsertionPoint.at_block_begin(buffer.owner), buffer.owner.owner.location:
-        self.collapsed[buffer] = memref.collapse_shape(
-          view, buffer, [[d] for d in range(rank - 1)] + [list(range(rank - 1, len(shape)))]
-        )
-    return self.collapsed[buffer], indices[:rank]
-
-  def store_one(self, op: uop.StoreOp) -> None:
-    if is_empty(op.dst.type):
-      return
-    indices = list(op.indices)
-    if all(is_uniform(self.emit(v)) for v in [op.value, *indices]):
-      return super().store_one(op)  # one element (scalar loops: `across`)
-    lanes = self.vector(self.emit(op.value))
-    buffer, positions = self.without_unit_tail(self.emit(op.dst), [self.emit(i) for i in indices])
-    stored = store(op.value.type, lanes)
-    if isinstance(positions[-1], Strided) and positions[-1].stride == 1 and all(is_uniform(p) for p in positions[:-1]):
-      alignment = self.alignment(buffer, indices[len(positions) - 1])
-      streaming = (
-        alignment is not None and prod(ir.MemRefType(buffer.type).shape) * alignment // self.lanes >= STREAM_BYTES
-      )
-      vector.store(
-        stored, buffer, positions[:-1] + [positions[-1].base], nontemporal=streaming or None, alignment=alignment
-      )
-      return
-    for lane in range(self.lanes):
-      memref.store(vector.extract(stored, [], [lane]), buffer, [self.lane(p, lane) for p in positions])
-
-  def alignment(self, buffer: ir.Value, last_index: ir.Value) -> int | None:
-    """The bytes of a vector of the buffer's elements when the vector at `last_index` starts at a multiple of the lanes:
-    the index is `aligned_j` itself (its vectors start at multiples of the lanes) and the rows are a multiple of the
-    lanes."""
-    shape = ir.MemRefType(buffer.type).shape
-    if self.aligned_j is None or last_index != self.aligned_j or shape[-1] % self.lanes:
-      return None
-    return self.lanes * max(1, ir.ShapedType(buffer.type).element_type.width // 8)
 
   def accumulate(
     self, reduction: uop.RangeReduceOp, ranges: list[ir.Value], tiles: list[Tile], accs: list[ir.Value]
@@ -633,14 +377,6 @@ def row_index(mask: ir.Value, u: ir.Value | None) -> tuple[ir.Value, ir.Value] |
     if direct and isinstance(p.type, ir.IntegerType) and not uses_any(p, {u}):
       return p, position
   return None
-
-
-def combined(values: list[ir.Value], op: Callable, fastmath: ir.Attribute | None = None) -> ir.Value:
-  """The values combined pairwise by `op`."""
-  while len(values) > 1:
-    pairs = [op(a, b, fastmath=fastmath) if fastmath else op(a, b) for a, b in zip(values[::2], values[1::2])]
-    values = pairs + values[len(pairs) * 2 :]
-  return values[0]
 
 
 def same_under(a: ir.Value, b: ir.Value, renamed: dict[ir.Value, ir.Value]) -> bool:
@@ -833,7 +569,11 @@ def tile_loops_along(
 
 
 def lower_transposed_body(
-  lowering: VectorLowering, stored: uop.StoreOp, loops: list[ir.Value], bounds: tuple[ir.Value, ir.Value], i: ir.Value
+  lowering: BlockedVectorLowering,
+  stored: uop.StoreOp,
+  loops: list[ir.Value],
+  bounds: tuple[ir.Value, ir.Value],
+  i: ir.Value,
 ) -> int:
   """An elementwise kernel that reads across rows what it writes along them (out[i, j] = a[j, i]), in tiles of lanes x
   lanes outputs: a parallel loop over the output ranges with `i` and `j` counted in blocks of the lanes (the first over
@@ -881,7 +621,7 @@ def interleaved(phases: list[ir.Value]) -> ir.Value:
 
 
 def lower_interleaved_body(
-  lowering: VectorLowering,
+  lowering: BlockedVectorLowering,
   stored: uop.StoreOp,
   loops: list[ir.Value],
   bounds: tuple[ir.Value, ir.Value],
@@ -919,7 +659,7 @@ def lower_interleaved_body(
 
 def lower_vector_body(
   kernel: ir.Operation,
-  lowering: VectorLowering,
+  lowering: BlockedVectorLowering,
   stored: uop.StoreOp,
   loops: list[ir.Value],
   entry: ir.Block,
@@ -1014,7 +754,7 @@ def shuffles_rows(rows: int, lanes: int) -> bool:
 
 
 def store_along_rows(
-  lowering: VectorLowering,
+  lowering: BlockedVectorLowering,
   stored: uop.StoreOp,
   results: dict[uop.RangeReduceOp, list[ir.Value]],
   j: tuple[ir.Value, ir.Value],
@@ -1075,7 +815,7 @@ def store_along_rows(
 
 def lower_across_body(
   kernel: ir.Operation,
-  lowering: VectorLowering,
+  lowering: BlockedVectorLowering,
   stored: uop.StoreOp,
   loops: list[ir.Value],
   entry: ir.Block,

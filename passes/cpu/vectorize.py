@@ -56,6 +56,7 @@ from pytc.dialects import uop
 from pytc.helpers import DEBUG
 from pytc.passes import Within, functions_with, range_size, register
 from pytc.passes.codegen.scalar import is_float, width
+from pytc.passes.codegen.vector import folded_indices, is_contiguous, row_reducible
 from pytc.passes.common.analysis import (
   computation,
   free_ranges,
@@ -67,7 +68,6 @@ from pytc.passes.common.analysis import (
   weight,
 )
 from pytc.passes.common.attributes import KERNEL, LOOP_ORDER, TUNE, VECTOR, LoopOrder
-from pytc.passes.common.uops import reduce_kind
 
 PACK_BYTES = 1 << 20  # the largest panel (reduce ranges x one block of j) copied into a contiguous stack buffer: an L2
 # a kernel vectorized along another range (a convolution's output channels) keeps its panel within half an L2, taking
@@ -116,28 +116,6 @@ def pack_values(reduction: uop.RangeReduceOp, j: ir.Value, u: ir.Value) -> list[
     else:
       stack.extend(value.owner.operands)
   return found
-
-
-def rank_without_unit_tail(shape: list[int]) -> int:
-  """The rank of `shape` with its trailing dimensions of size 1 folded into the one before (a [.., n, 1] buffer is
-  contiguous along n)."""
-  rank = len(shape)
-  while rank > 1 and shape[rank - 1] == 1:
-    rank -= 1
-  return rank
-
-
-def folded_indices(read: uop.IndexOp) -> list[ir.Value]:
-  """The read's indices with those of its trailing dimensions of size 1 set aside (none for a 0-d read)."""
-  return list(read.indices)[: rank_without_unit_tail(ir.ShapedType(read.src.type).shape)]
-
-
-def is_contiguous(read: uop.IndexOp, j: ir.Value) -> bool:
-  """Whether the read's last index (trailing dimensions of size 1 aside) moves with `j` and no other index does (a gate
-  may: it becomes a mask)."""
-  indices = folded_indices(read)
-  # a 0-d read moves only by its gate
-  return bool(indices) and uses_any(indices[-1], {j}) and not any(uses_any(i, {j}) for i in indices[:-1])
 
 
 def panel_bytes(reduction: uop.RangeReduceOp, width: int) -> int:
@@ -363,25 +341,6 @@ def along_range(loops: list[ir.Value], reductions: list[uop.RangeReduceOp], lane
       if (shared := prod(range_size(c) for c in row_candidates(loops, r, reads))) > best[own][1]:
         best[own] = r, shared
   return best[True][0] or best[False][0]
-
-
-def row_reducible(reduction: uop.RangeReduceOp, lanes: int) -> bool:
-  """Whether the reduction is a float sum or max over one range, at least as long as the lanes, whose reads move along
-  it contiguously and ungated (a row's mean or max): vector code along the range computes it."""
-  kind, element, (k, *others) = reduce_kind(reduction), reduction.result.type, reduction.ranges
-  if (
-    others
-    or kind not in (uop.ReduceKind.add, uop.ReduceKind.max)
-    or element not in (ir.F32Type.get(), ir.F64Type.get())
-    or range_size(k) < lanes
-  ):
-    return False
-  moving = [
-    op
-    for op in computation(reduction.src)
-    if isinstance(op, (uop.IndexOp, uop.RangeReduceOp)) and uses_any(op.results[0], {k})
-  ]
-  return all(isinstance(op, uop.IndexOp) and op.valid is None and is_contiguous(op, k) for op in moving)
 
 
 def choose_across(kernel: ir.Operation, lanes: int, rows: int) -> dict[str, int] | None:

@@ -25,10 +25,10 @@ least a warp of 32): a 40-output kernel runs one workgroup of 64, not 256.
 Vector outputs: each output of a thread is `vector` consecutive outputs along the innermost output range, as many as the
 widest element the kernel reads or writes fits in `vector_bytes` (16: one 128-bit load on either vendor), when the
 range's size is a multiple of them (so every vector starts at a multiple of the lanes), no reduction varies along it,
-and the vectors still fill a workgroup. The body is then the CPU's vector lowering (lower_vector.py) with that range in
-lanes: reads contiguous along it become one `vector.load`, others go lane by lane; a read or write whose last index is
-the range itself, into rows a multiple of the lanes, claims the vector's alignment (the runtime's buffers are aligned),
-so LLVM emits `ld.global.v4` / `global_load_dwordx4`. `vector_bytes=0` keeps scalar outputs.
+and the vectors still fill a workgroup. The body is then codegen's vector lowering (codegen/vector.py) with that range
+in lanes: reads contiguous along it become one `vector.load`, others go lane by lane; a read or write whose last index
+is the range itself, into rows a multiple of the lanes, claims the vector's alignment (the runtime's buffers are
+aligned), so LLVM emits `ld.global.v4` / `global_load_dwordx4`. `vector_bytes=0` keeps scalar outputs.
 
 Grouped reductions: a kernel's row reductions are those varying with output ranges only (softmax's max and sum, also
 the max inside argmax's index reduction); a row is one combination of the output ranges they vary with (a softmax or
@@ -81,11 +81,11 @@ from pytc.passes.codegen.kernel_lowering import (
   widened_product,
 )
 from pytc.passes.codegen.scalar import constant, load, storage_type, store
+from pytc.passes.codegen.vector import Strided, VectorLowering
 from pytc.passes.common.analysis import computation, defining, free_ranges, kernel_end, sibling_stores
 from pytc.passes.common.attributes import GPU, KERNEL
 from pytc.passes.common.forms import body
 from pytc.passes.common.uops import reduce_kind
-from pytc.passes.cpu.lower_vector import Strided, VectorLowering
 
 WARP = 32  # the smallest workgroup: one NVIDIA warp (half an AMD CDNA wavefront)
 WORKGROUP = "#gpu.address_space<workgroup>"

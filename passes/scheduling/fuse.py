@@ -9,8 +9,8 @@ largest first. A candidate stays when
     not),
   - a reading kernel's reduction would compute it again and again through windows: its ops besides reads times the extra
     times per element (a read in a reduction's body runs for every step of the ranges around it, a register block of
-    BLOCK_REUSE columns sharing one) weigh more than a write and a read (a ResNet block's relu(out + shortcut), read by
-    the next convolution for every block of output channels and in each of its 9 windows),
+    `block_columns` columns sharing one) weigh more than a write and a read (a ResNet block's relu(out + shortcut), read
+    by the next convolution for every block of output channels and in each of its 9 windows),
   - recomputing it in every reader costs more than its memory traffic (op weight times extra
     readers, transcendental ops weighing 4, against a write and a read per reader weighing 4 each),
   - inlining would make a reading kernel read more than `max_buffers` buffers, or
@@ -30,9 +30,11 @@ producer into its consumers. Each kept candidate records why in a `fuse` attribu
 (or DEBUG>=3) also prints every decision.
 
 Then, in a kernel with a reduction, a value computed in the reduction's body that a loop around it does not change (a
-GELU or a layernorm before a projection) is materialized when recomputing it for every block of BLOCK_REUSE columns
+GELU or a layernorm before a projection) is materialized when recomputing it for every block of `block_columns` columns
 costs more than a write and a read (`reason = "split"`, `fuse = "split: recomputed N extra times in a reduction"`),
-unless storing it would take more elements than the buffers it reads (a convolution's windows).
+unless storing it would take more elements than the buffers it reads (a convolution's windows). `block_columns` is the
+width of the target's register block, the outputs along a row that one block of vector code computes together (its
+lanes times its vectors side by side: default 32, 16 lanes x 2 vectors; from 1 to 1024).
 
 Last, every kernel is bounded: one past `max_ops` op weight or reading more than `max_buffers` buffers (a long chain,
 a wide sum, a concatenation of many parts: LLVM's compile time grows faster than linearly with both) is cut into
@@ -47,13 +49,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
+from typing import Annotated
 
 from mlir import ir
 from mlir.dialects import arith
 
 from pytc.dialects import uop
 from pytc.helpers import DEBUG
-from pytc.passes import Limit, functions_with, range_size, register
+from pytc.passes import Limit, Within, functions_with, range_size, register
 from pytc.passes.common import walk
 from pytc.passes.common.analysis import OP_WEIGHT, UOP_PREFIX, weight
 from pytc.passes.common.attributes import FUSE, REASON, Reason
@@ -62,7 +65,6 @@ from pytc.passes.common.uops import defined_by, is_reduce_range, isa, new_range,
 from pytc.passes.common.uops import read as read_at
 
 MEMORY_WEIGHT = 4  # one element written or read, in units of an arithmetic op
-BLOCK_REUSE = 32  # a value the columns of a register block (lanes x vectors) read alike is computed once per block
 
 
 def cone(value: ir.Value, stop: set[ir.Value]) -> list[ir.Operation]:
@@ -119,12 +121,15 @@ class Fuser:
   indices for its ranges, instead of cloned; the block is put back in order at the end. A long chain of inlined values
   costs linear time."""
 
-  def __init__(self, graph: ir.Operation, max_buffers: int, max_ops: int, max_row: int, explain: bool):
-    self.graph, self.max_buffers, self.max_ops, self.max_row, self.explain = (
+  def __init__(
+    self, graph: ir.Operation, max_buffers: int, max_ops: int, max_row: int, block_columns: int, explain: bool
+  ):
+    self.graph, self.max_buffers, self.max_ops, self.max_row, self.block_columns, self.explain = (
       graph,
       max_buffers,
       max_ops,
       max_row,
+      block_columns,
       explain,
     )
     bufferizes = [op for op in self.block_ops() if isa(op, uop.BufferizeOp)]
@@ -179,7 +184,7 @@ class Fuser:
   def repeats_in_reductions(self, bufferize: ir.Operation) -> int:
     """How many extra times inlining would compute each element inside the reading kernels' reductions, through windows
     (the most over the reads that vary with more ranges than the buffer has elements): such a read runs once per step of
-    every range around it (the kernel's loops, the reductions' ranges), the BLOCK_REUSE columns of a register block
+    every range around it (the kernel's loops, the reductions' ranges), the `block_columns` columns of a register block
     sharing one where it does not vary with them. A convolution's input runs again for every block of output channels
     and in every window that covers it, and the hoist after cannot store it once (its windows repeat the input). A read
     at one element per step (a projection's input) is left to the hoist."""
@@ -204,7 +209,7 @@ class Fuser:
       }
       if prod(range_size(r) for r in varying) <= elements:
         continue  # no windows: the hoist below stores it once if it pays
-      shared = min(BLOCK_REUSE, prod(range_size(r) for r in around - varying))
+      shared = min(self.block_columns, prod(range_size(r) for r in around - varying))
       most = max(most, prod(range_size(r) for r in around) // shared // max(1, elements) - 1)
     return most
 
@@ -270,7 +275,7 @@ class Fuser:
       self.decide(bufferize, self.why_keep_row(bufferize))  # consumers first
     if self.in_place:
       restore_order(self.graph.regions[0].blocks[0])
-    bound_kernels(self.graph, self.max_ops, self.max_buffers, self.explain)
+    bound_kernels(self.graph, self.max_ops, self.max_buffers, self.block_columns, self.explain)
 
   def settle(self, candidates: list[ir.Operation]) -> None:
     """Inline every candidate that may be, in turn; then again over the ones kept, as long as inlining others changed
@@ -415,12 +420,12 @@ FREE, READ, COMPUTED = range(3)
 MAX_SPLIT_ELEMENTS = 1 << 22
 
 
-def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: bool) -> None:
+def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, block_columns: int, explain: bool) -> None:
   """In every kernel with a reduction, materialize the values computed in its body that a loop around it does not
-  change, where recomputing them on each iteration of that loop costs more than a write and a read (Cutter.hoist: a GELU
-  before a projection is then computed once per element, not once per column block). Then cut every kernel past
-  `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones. Almost every kernel is
-  within both: it is only counted."""
+  change, where recomputing them for each block of `block_columns` columns of that loop costs more than a write and a
+  read (Cutter.hoist: a GELU before a projection is then computed once per element, not once per column block). Then
+  cut every kernel past `max_ops` op weight or reading more than `max_buffers` buffers (0: no limit) into smaller ones.
+  Almost every kernel is within both: it is only counted."""
   block = graph.regions[0].blocks[0]
   roots = [op.operation for op in block.operations if isinstance(op, uop.BufferizeOp)]
   materialized = {op.results[0] for op in roots}
@@ -432,7 +437,7 @@ def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: 
     ops = cone(root.operands[0], materialized)
     if (
       any(isa(op, uop.RangeReduceOp) for op in ops)
-      and Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, explain, ids).hoist()
+      and Cutter(root, ops, materialized, sys.maxsize, sys.maxsize, block_columns, explain, ids).hoist()
     ):
       ops = cone(root.operands[0], materialized)
     if (
@@ -447,6 +452,7 @@ def bound_kernels(graph: ir.Operation, max_ops: int, max_buffers: int, explain: 
         materialized,
         max_ops or sys.maxsize,
         max_buffers or sys.maxsize,
+        block_columns,
         explain,
         ids,
       ).run()
@@ -484,15 +490,17 @@ class Cutter:
     materialized: set[ir.Value],
     max_ops: int,
     max_buffers: int,
+    block_columns: int,
     explain: bool,
     ids: Iterator[int],
   ):
-    self.root, self.ops, self.materialized, self.max_ops, self.max_buffers, self.explain = (
+    self.root, self.ops, self.materialized, self.max_ops, self.max_buffers, self.block_columns, self.explain = (
       root,
       ops,
       materialized,
       max_ops,
       max_buffers,
+      block_columns,
       explain,
     )
     self.ids = ids  # the ids of new ranges: past every range's in the graph
@@ -544,7 +552,7 @@ class Cutter:
 
   def hoist(self) -> bool:
     """Materialize each value inside a reduction's body where it meets a loop range it does not depend on, when its op
-    weight (reads included) times the extra column blocks of BLOCK_REUSE (a register block's width) that repeat it
+    weight (reads included) times the extra column blocks of `block_columns` (a register block's width) that repeat it
     exceeds a write and a read. Reductions in its computation are computed once per row of the new kernel (they may
     vary only with its outer loops) and are not counted; one varying with the reduction's own ranges keeps it inline.
     Whether it materialized any."""
@@ -563,7 +571,7 @@ class Cutter:
       ]
       if not missing or (cost := self.hoisted_cost(v)) is None:
         continue
-      repeats = -(-prod(range_size(r) for r in missing) // BLOCK_REUSE) - 1
+      repeats = -(-prod(range_size(r) for r in missing) // self.block_columns) - 1
       if cost * repeats > 2 * MEMORY_WEIGHT:
         if self.explain:
           print(
@@ -691,8 +699,13 @@ def zero_attr(t: ir.Type) -> ir.Attribute:
   takes=("rangeified",),
 )
 def fuse(
-  module: ir.Operation, max_buffers: Limit = 16, max_ops: Limit = 2000, max_row: Limit = 16384, explain: bool = False
+  module: ir.Operation,
+  max_buffers: Limit = 16,
+  max_ops: Limit = 2000,
+  max_row: Limit = 16384,
+  block_columns: Annotated[int, Within(1, 1024)] = 32,
+  explain: bool = False,
 ) -> None:
   for fn in functions_with(module, uop.BufferizeOp.OPERATION_NAME):
     with fn.location:
-      Fuser(fn.operation, max_buffers, max_ops, max_row, explain or DEBUG >= 3).run()
+      Fuser(fn.operation, max_buffers, max_ops, max_row, block_columns, explain or DEBUG >= 3).run()

@@ -8,11 +8,12 @@ it is large), and the partials are independent: the first kernel spreads over co
 A max loses nothing to order and a product's rounding grows with its length whatever the order: they stay whole.
 A source's last axis (or one followed only by axes of size 1), of size n, read in order (each tensor it is computed
 from steps by one element along it), is seen as (chunks, n / d, lanes) with d = chunks * lanes: partial (c, l) folds the
-elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` (16) partials side by
-side as one vector, and chunks run on separate cores (lanes = d, one chunk, where 16 does not divide d). Any other axis
-is seen as (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum still
-reads whole rows in order, and a matmul's K (B read down its columns) becomes d matmuls over contiguous parts of K
-(interleaved as lanes, its partials were scalar loops striding through B: 1 GFLOP/s). d is the largest divisor of the
+elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` partials side by side as
+one vector, and chunks run on separate cores (lanes = d, one chunk, where `lanes` does not divide d); `lanes` is the
+target's vector width in 32-bit lanes (default 16, AVX-512's; a power of two up to 64). Any other axis is seen as
+(d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum still reads whole
+rows in order, and a matmul's K (B read down its columns) becomes d matmuls over contiguous parts of K (interleaved as
+lanes, its partials were scalar loops striding through B: 1 GFLOP/s). d is the largest divisor of the
 axis from 256 down to 8 that keeps the partials at most `max_partials` (default 2**22); without one the sum stays whole.
 The default is the longest reduction whose panel a vectorized kernel packs (1 MiB of 16 float lanes): a longer one
 left whole ran as scalar loops (a 7x7 stem's weight gradient, 25088 terms per output, 9.5x slower than split).
@@ -22,16 +23,15 @@ whole: pytc-rangeify makes it one read.
 """
 
 from math import prod
+from typing import Annotated
 
 from mlir import ir
 
 from pytc.dialects import uop
-from pytc.passes import Count, Limit, functions_with, register
+from pytc.passes import Count, Limit, Within, functions_with, register
 from pytc.passes.common.attributes import SPLIT
 from pytc.passes.common.uops import defined_by, reduce_kind
 from pytc.passes.scheduling.rangeify import array_attr, is_one_hot_mask, shape_of
-
-LANES = 16
 
 
 def split_factor(source: list[int], axes: list[int], outputs: int, max_partials: int) -> tuple[int, int] | None:
@@ -85,7 +85,7 @@ def read_in_order(value: ir.Value, axis: int, memo: dict[tuple[ir.Value, int], b
   return answer
 
 
-def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
+def split(op: uop.ReduceOp, threshold: int, max_partials: int, vector_lanes: int) -> None:
   if SPLIT.get(op) or reduce_kind(op) is not uop.ReduceKind.add or is_one_hot_sum(op):
     return
   source, result = shape_of(op.operands[0]), shape_of(op.results[0])
@@ -101,7 +101,7 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
   row = all(n == 1 for n in source[axis + 1 :]) and read_in_order(op.src, axis, {})
   if row:  # (chunks, n / d, lanes), chunks and lanes last; the axes of size 1 after it set aside
     source, result, axes = source[: axis + 1], result[: axis + 1], [a for a in axes if a <= axis]
-    lanes = LANES if d % LANES == 0 else d
+    lanes = vector_lanes if d % vector_lanes == 0 else d
     parted = source[:axis] + [d // lanes, source[axis] // d, lanes]
     order, parts = [*range(axis), axis + 1, axis, axis + 2], [d // lanes, lanes]
     first, second = axes, [len(result), len(result) + 1]  # the axes keep their positions
@@ -136,7 +136,12 @@ def split(op: uop.ReduceOp, threshold: int, max_partials: int) -> None:
   "a reduction folding many elements into each of few outputs becomes two, through partial results",
   takes=("tensor",),
 )
-def split_reduce(module: ir.Operation, threshold: Count = 16384, max_partials: Limit = 4194304) -> None:
+def split_reduce(
+  module: ir.Operation,
+  threshold: Count = 16384,
+  max_partials: Limit = 4194304,
+  lanes: Annotated[int, Within(1, 64, power_of_two=True)] = 16,
+) -> None:
   for fn in functions_with(module, uop.SinkOp.OPERATION_NAME):
     for op in [op for op in fn.regions[0].blocks[0].operations if isinstance(op, uop.ReduceOp)]:
-      split(op, threshold, max_partials)
+      split(op, threshold, max_partials, lanes)

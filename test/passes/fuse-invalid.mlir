@@ -1,4 +1,11 @@
 // RUN: pytc-opt %s --split-input-file --verify-diagnostics -pytc-fuse
+// The width of the target's register block is from 1 to 1024 columns, checked before the pass runs.
+// RUN: not pytc-opt %s -pytc-fuse='block_columns=0' 2>&1 | FileCheck %s --check-prefix=COLUMNS-ZERO
+// RUN: not pytc-opt %s -pytc-fuse='block_columns=2048' 2>&1 | FileCheck %s --check-prefix=COLUMNS-MAX
+// RUN: not pytc-opt %s -pytc-fuse='block_columns=wide' 2>&1 | FileCheck %s --check-prefix=COLUMNS-TYPE
+// COLUMNS-ZERO: pytc-opt: error: pytc-fuse: option block_columns expects an integer from 1 to 1024, got 0
+// COLUMNS-MAX: pytc-opt: error: pytc-fuse: option block_columns expects an integer from 1 to 1024, got 2048
+// COLUMNS-TYPE: pytc-opt: error: pytc-fuse: option block_columns expects an integer, got 'wide'
 // Graphs in the forms before and after pytc-fuse's own (rangeified): each is refused at the op that shows its form,
 // naming the form and the pass to run first or the place pytc-fuse belongs.
 

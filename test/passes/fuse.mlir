@@ -4,6 +4,8 @@
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_ops=16 max_buffers=4},canonicalize,cse)' | FileCheck %s --check-prefix=SPLIT
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{max_ops=16 max_buffers=4 explain=1})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SPLIT-EXPLAIN
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{block_columns=256},canonicalize,cse)' | FileCheck %s --check-prefix=WIDE-BLOCK
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-fuse{block_columns=8},canonicalize,cse)' | FileCheck %s --check-prefix=NARROW-BLOCK
 // Input: rangeified graphs (pytc-rangeify's output, canonicalized): every materialization is a uop.bufferize with
 // its reason, and pytc-fuse decides which multi-use and reduce-expand ones stay. Each case names the tensor-level
 // graph it was rangeified from. canonicalize and cse after pytc-fuse only drop the ranges an inlined buffer leaves dead.
@@ -609,12 +611,19 @@ func.func @read_by_the_sink(%a: tensor<4xf32>) {
 // exp2(a) @ b with a 64x512 and b 512x256: exp2(a)[i, k] does not vary with the column loop %j around the reduction.
 // Computed in the reduction's body it would be computed once per column block (7 extra blocks of 32): it is hoisted,
 // stored over (%i, a new loop in place of %k) and read back there. The same product with 32 columns keeps it inline.
+// A target whose register blocks are 256 columns wide (block_columns=256) computes it once per element: it stays inline.
 // CHECK-LABEL: func.func @invariant_operand
 // CHECK: %[[E:.*]] = uop.exp2
 // CHECK: %[[B:.*]] = uop.bufferize %[[E]] over(%{{.*}}, %{{.*}}) {fuse = "split: recomputed 7 extra times in a reduction", reason = "split"} : f32 -> tensor<64x512xf32>
 // CHECK: %[[R:.*]] = uop.index %[[B]]
 // CHECK: uop.mul %[[R]]
 // EXPLAIN: pytc-fuse: hoist f32 (weight 5) out of tensor<64x256xf32>'s reduction: repeated 7 extra times
+// WIDE-BLOCK-LABEL: func.func @invariant_operand
+// WIDE-BLOCK-NOT: split
+// WIDE-BLOCK: uop.exp2
+// WIDE-BLOCK-NEXT: uop.index
+// WIDE-BLOCK-NEXT: uop.mul
+// WIDE-BLOCK-NOT: split
 func.func @invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x256xf32>) {
   %i = uop.range loop 64 id 0
   %j = uop.range loop 256 id 1
@@ -631,12 +640,16 @@ func.func @invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x256xf32>) {
 
 // -----
 
+// With register blocks of 8 columns (block_columns=8) the 32 columns are 4 blocks: exp2(a) is hoisted.
 // CHECK-LABEL: func.func @narrow_invariant_operand
 // CHECK-NOT: split
 // CHECK: uop.exp2
 // CHECK-NEXT: uop.index
 // CHECK-NEXT: uop.mul
 // CHECK-NOT: split
+// NARROW-BLOCK-LABEL: func.func @narrow_invariant_operand
+// NARROW-BLOCK: uop.exp2
+// NARROW-BLOCK: uop.bufferize %{{.*}} {fuse = "split: recomputed 3 extra times in a reduction", reason = "split"} : f32 -> tensor<64x512xf32>
 func.func @narrow_invariant_operand(%a: tensor<64x512xf32>, %b: tensor<512x32xf32>) {
   %i = uop.range loop 64 id 0
   %j = uop.range loop 32 id 1
@@ -679,13 +692,19 @@ func.func @invariant_windows(%a: tensor<64x66xf32>, %w: tensor<256x64x3xf32>) {
 
 // exp2(a + b), read by a 1-d convolution with 256 output channels and by an elementwise kernel. Inlined, the
 // convolution would compute it in its reduction for every block of 32 output channels and in each of the 3 windows
-// covering an element: 22 extra times (of weight 5) per element. It stays, written once.
+// covering an element: 22 extra times (of weight 5) per element. It stays, written once. With register blocks of 256
+// columns (block_columns=256), one block covers the output channels: 1 extra time, and it is inlined.
 // CHECK-LABEL: func.func @windows_of_a_shared_value
 // CHECK: %[[E:.*]] = uop.bufferize %{{.*}} {fuse = "kept: recomputed 22 extra times in a reading kernel's reduction (weight 5)", reason = "multi-use"} : f32 -> tensor<64x66xf32>
 // CHECK: uop.index %[[E]]
 // CHECK: uop.range_reduce
 // CHECK: uop.index %[[E]]
 // EXPLAIN: pytc-fuse: keep tensor<64x66xf32> (2 readers): recomputed 22 extra times in a reading kernel's reduction (weight 5)
+// WIDE-BLOCK-LABEL: func.func @windows_of_a_shared_value(
+// WIDE-BLOCK-NOT: multi-use
+// WIDE-BLOCK: uop.exp2
+// WIDE-BLOCK: uop.range_reduce
+// WIDE-BLOCK-NOT: multi-use
 func.func @windows_of_a_shared_value(%a: tensor<64x66xf32>, %b: tensor<64x66xf32>, %w: tensor<256x64x3xf32>) {
   %c0 = uop.range loop 64 id 0
   %x0 = uop.range loop 66 id 1

@@ -1,4 +1,11 @@
 // RUN: pytc-opt %s --split-input-file --verify-diagnostics -pytc-split-reduce
+// The target's vector lanes are a power of two up to 64, checked before the pass runs.
+// RUN: not pytc-opt %s -pytc-split-reduce='lanes=12' 2>&1 | FileCheck %s --check-prefix=LANES-POW2
+// RUN: not pytc-opt %s -pytc-split-reduce='lanes=0' 2>&1 | FileCheck %s --check-prefix=LANES-ZERO
+// RUN: not pytc-opt %s -pytc-split-reduce='lanes=128' 2>&1 | FileCheck %s --check-prefix=LANES-MAX
+// LANES-POW2: pytc-opt: error: pytc-split-reduce: option lanes expects a power of two from 1 to 64, got 12
+// LANES-ZERO: pytc-opt: error: pytc-split-reduce: option lanes expects a power of two from 1 to 64, got 0
+// LANES-MAX: pytc-opt: error: pytc-split-reduce: option lanes expects a power of two from 1 to 64, got 128
 
 // pytc-split-reduce rewrites tensor-level reductions: after pytc-rangeify there are none left to split.
 func.func @rangeified(%a: tensor<4xf32>) {

@@ -1,8 +1,9 @@
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-split-reduce)' | FileCheck %s
 // RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-split-reduce,pytc-split-reduce)' | FileCheck %s
+// RUN: pytc-opt %s --split-input-file --pass-pipeline='builtin.module(pytc-split-reduce{lanes=8})' | FileCheck %s --check-prefix=LANES8
 
 // A long sum along a last axis becomes 16 chunks x 16 lanes of partial sums (the lanes innermost, read as one vector),
-// materialized, then summed; running the pass again changes nothing.
+// materialized, then summed; running the pass again changes nothing. For a target of 8 lanes (lanes=8): 32 chunks x 8.
 // CHECK-LABEL: func.func @row
 // CHECK: %[[P:.*]] = uop.reshape %{{.*}} : tensor<65536xf32> -> tensor<16x256x16xf32>
 // CHECK: %[[Q:.*]] = uop.permute %[[P]] [1, 0, 2] : tensor<16x256x16xf32> -> tensor<256x16x16xf32>
@@ -12,6 +13,11 @@
 // CHECK: %[[O:.*]] = uop.reshape %[[S]] : tensor<1x1x1xf32> -> tensor<1xf32>
 // CHECK-NEXT: uop.sink %[[O]]
 // CHECK-NOT: uop.reduce
+// LANES8-LABEL: func.func @row
+// LANES8: %[[P:.*]] = uop.reshape %{{.*}} : tensor<65536xf32> -> tensor<32x256x8xf32>
+// LANES8: %[[Q:.*]] = uop.permute %[[P]] [1, 0, 2] : tensor<32x256x8xf32> -> tensor<256x32x8xf32>
+// LANES8: %[[R:.*]] = uop.reduce add %[[Q]] [0] {pytc.split} : tensor<256x32x8xf32> -> tensor<1x32x8xf32>
+// LANES8: uop.reduce add %{{.*}} [1, 2] {pytc.split} : tensor<1x32x8xf32> -> tensor<1x1x1xf32>
 func.func @row(%a: tensor<65536xf32>) {
   %r = uop.reduce add %a [0] : tensor<65536xf32> -> tensor<1xf32>
   uop.sink %r : tensor<1xf32>

@@ -1,4 +1,8 @@
-"""Properties every scheduling pass keeps: each is idempotent on its own output, and the passes compose."""
+"""Properties every scheduling pass keeps: each is idempotent on its own output, and the passes compose. And the layers of
+passes/ import downward only: target-neutral code imports no target's, and neither target the other's."""
+import ast
+from pathlib import Path
+
 import pytest
 from mlir import ir
 
@@ -51,3 +55,39 @@ def test_every_scheduling_pass_is_registered():
 def test_pass_is_idempotent(graph, position):
   once = run(GRAPHS[graph], ORDER[:position + 1])
   assert run(once, [ORDER[position]]) == once
+
+
+PASSES_FOLDER = Path(__file__).resolve().parents[3] / "passes"
+LAYERS = sorted(p.name for p in PASSES_FOLDER.iterdir() if (p / "__init__.py").exists())
+# the folders of passes/ that each folder may not import from
+FORBIDDEN = {"common": {"scheduling", "cpu", "gpu"}, "codegen": {"scheduling", "cpu", "gpu"}, "cpu": {"gpu"}, "gpu": {"cpu"}}
+
+
+def imported_folders(source: str, package: list[str]) -> set[str]:
+  """The folders of passes/ that a module of `package` (["pytc", "passes", folder]) imports from, at module level or
+  inside a function."""
+  found = set()
+  for node in ast.walk(ast.parse(source)):
+    if isinstance(node, ast.Import): names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+      base = ".".join(package[:len(package) + 1 - node.level] + ([node.module] if node.module else [])) if node.level else node.module
+      names = [f"{base}.{alias.name}" for alias in node.names]
+    else: continue
+    found |= {parts[2] for parts in (name.split(".") for name in names) if parts[:2] == ["pytc", "passes"] and len(parts) > 2 and parts[2] in LAYERS}
+  return found
+
+
+def test_imports_follow_the_layers():
+  crossings = []
+  for path in sorted(PASSES_FOLDER.rglob("*.py")):
+    folders = path.relative_to(PASSES_FOLDER).parent.parts
+    for folder in sorted(imported_folders(path.read_text(), ["pytc", "passes", *folders]) & FORBIDDEN.get(folders[0] if folders else "", set())):
+      crossings.append(f"passes/{path.relative_to(PASSES_FOLDER)} imports from passes/{folder}/")
+  assert crossings == []
+
+
+def test_imported_folders_are_found():
+  assert set(FORBIDDEN) <= set(LAYERS)
+  source = ("from pytc.passes.cpu.vectorize import pack_values\nfrom ..gpu import map_kernels\nfrom . import scalar\n"
+            "import pytc.passes.common.walk\nfrom pytc.passes import range_size\ndef f():\n  from pytc.passes import scheduling\n")
+  assert imported_folders(source, ["pytc", "passes", "codegen"]) == {"cpu", "gpu", "codegen", "common", "scheduling"}
