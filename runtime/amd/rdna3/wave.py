@@ -123,9 +123,11 @@ SAVEEXEC = {
   "and_not1": lambda s, e: s & ~e,
   "or_not1": lambda s, e: s | ~e,
 }
+# the integer adds and subtracts whose VOP3 clamp bit saturates the exact result to the destination's range
 SATURATING = {
   "v_add_nc_u32": np.add,
   "v_sub_nc_u32": np.subtract,
+  "v_subrev_nc_u32": lambda a, b: b - a,
   "v_add_nc_u16": np.add,
   "v_sub_nc_u16": np.subtract,
   "v_add_nc_i32": np.add,

@@ -87,6 +87,22 @@ def test_modifiers_halves_and_vopd():
   np.testing.assert_array_equal(out[4], np.abs(1 - lane))  # v7 took v8's value
 
 
+
+def test_integer_clamp_saturates_every_add_and_subtract():
+  """VOP3's clamp bit on the integer adds and subtracts saturates (LLVM's max(x - c, 0) is v_subrev_nc_u32 with clamp)."""
+  out = np.zeros((3, 32), np.uint32)
+  code = (lane_offsets()  # v1 = 4 * lane
+          + encode("VOP3", "v_subrev_nc_u32", vdst=2, src0=LITERAL, src1=V + 1, clamp=1, literal=95)  # max(v1 - 95, 0)
+          + encode("VOP3", "v_sub_nc_u32", vdst=3, src0=V + 1, src1=LITERAL, clamp=1, literal=95)  # the same, unreversed
+          + encode("VOP3", "v_subrev_nc_u32", vdst=4, src0=LITERAL, src1=V + 1, literal=95)  # no clamp: wraps
+          + b"".join(encode("GLOBAL", "global_store_b32", addr=1, data=r, saddr=0, offset=128 * n) for n, r in enumerate((2, 3, 4)))
+          + ENDPGM)
+  execute(code, [out])
+  lane = 4 * np.arange(32, dtype=np.int64)
+  np.testing.assert_array_equal(out[0], np.maximum(lane - 95, 0))
+  np.testing.assert_array_equal(out[1], np.maximum(lane - 95, 0))
+  np.testing.assert_array_equal(out[2], (lane - 95) % 2**32)
+
 def test_vector_memory_widths_and_extension():
   source = (np.arange(256) - 128).astype(np.int8)
   out = np.zeros((6, 32), np.uint32)

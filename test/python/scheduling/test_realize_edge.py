@@ -413,3 +413,11 @@ def test_small_temporaries_are_reused_across_runs_threads_and_captures():
   for k, a in enumerate(arrays[:8]):
     np.testing.assert_allclose(jitted(Tensor(a)).numpy(), _through_temporaries_np(a), rtol=1e-5)
     np.testing.assert_allclose(_through_temporaries(Tensor(arrays[-1 - k])).numpy(), _through_temporaries_np(arrays[-1 - k]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape, transposed", [((96, 64), False), ((64, 96), True), ((200, 4), False), ((8, 12), False)])
+def test_cumsum_along_a_long_first_axis(shape, transposed):
+  """The padded window sum behind cumsum clamps its row index with an unsigned saturating subtract on AMD GPUs."""
+  x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+  t = Tensor(x).T if transposed else Tensor(x)
+  np.testing.assert_allclose(t.cumsum(0).numpy(), (x.T if transposed else x).cumsum(0), rtol=1e-4, atol=1e-4)
