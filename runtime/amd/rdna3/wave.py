@@ -539,6 +539,8 @@ class Waves:
       result, carry = result
     if e in ("VOP3", "VOP3SD") and f["clamp"] and name in SATURATING:
       result = self.saturate(name, flat, s)
+    elif e in ("VOP3", "VOP3SD") and f["clamp"] and s.destination[0] in "biu":
+      raise UnsupportedInstruction(f"{name} with the clamp bit (integer saturation of this instruction)")
     if e in ("VOP3", "VOP3SD"):
       result = self.output_modifiers(result, s.destination, f["omod"], f["clamp"] and name not in SATURATING)
     self.write_valu(ins, waves, s, result, carry, active)

@@ -102,6 +102,8 @@ def test_integer_clamp_saturates_every_add_and_subtract():
   np.testing.assert_array_equal(out[0], np.maximum(lane - 95, 0))
   np.testing.assert_array_equal(out[1], np.maximum(lane - 95, 0))
   np.testing.assert_array_equal(out[2], (lane - 95) % 2**32)
+  unsupported = lane_offsets() + encode("VOP3", "v_mad_u32_u24", vdst=2, src0=V + 1, src1=V + 1, src2=V + 1, clamp=1) + ENDPGM
+  with pytest.raises(UnsupportedInstruction, match="v_mad_u32_u24 with the clamp bit"): execute(unsupported, [out])
 
 def test_vector_memory_widths_and_extension():
   source = (np.arange(256) - 128).astype(np.int8)
