@@ -32,9 +32,9 @@ def packets(device, data: bytes) -> int:
 def tiny_kernel(name: str):
   x = LazyOp("buffer", dtypes.float32, (16,), name)
   graph = LazyOp("add", dtypes.float32, (16,), name, (x, LazyOp("const", dtypes.float32, (16,), name, arg=1.0)))
-  with context(), ir.Location.unknown():
-    scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1)
   device = Device[name]
+  with context(), ir.Location.unknown():
+    scheduled = schedule_graph(to_mlir([graph], (x,), "tiny"), "tiny", 1, device.compiler.schedule_stage)
   program = compile_kernels(scheduled, device).program  # its code stays loaded while the Program lives
   return device, program.kernels[scheduled.launches[0].kernel], program
 

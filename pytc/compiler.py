@@ -17,7 +17,7 @@ from pytc.helpers import DEBUG
 from pytc.passes.common.analysis import read_where_written
 from pytc.passes.common.attributes import BUFFER_DEVICE, IN_PLACE, WRITES
 from pytc.passes.common.devices import argument_devices
-from pytc.pipelines import SCHEDULE, CompileError, copy_module, verify
+from pytc.pipelines import CompileError, Stage, copy_module, verify
 from pytc.runtime.device import Binary, Compiled, Program
 from pytc.search import tune
 
@@ -108,12 +108,13 @@ def extract_schedule(graph: ir.Operation, inputs: int) -> tuple[tuple[Launch, ..
   return tuple(launches), tuple(temporaries), outputs
 
 
-def schedule_graph(module: ir.Module, name: str, inputs: int, into: tuple[tuple[int, int], ...] = ()) -> Schedule:
-  """Run the scheduling passes on the graph function `name` (whose first `inputs` arguments are inputs). `into`: (output,
-  input) pairs, each asking for the graph's output to be computed into that input's buffer (an assign's value into its target)."""
+def schedule_graph(module: ir.Module, name: str, inputs: int, stage: Stage, into: tuple[tuple[int, int], ...] = ()) -> Schedule:
+  """Run `stage` (a compiler's schedule_stage: the scheduling passes with its target's facts) on the graph function `name`
+  (whose first `inputs` arguments are inputs). `into`: (output, input) pairs, each asking for the graph's output to be
+  computed into that input's buffer (an assign's value into its target)."""
   start = time.perf_counter()
   verify(module)
-  SCHEDULE.run(module, name)
+  stage.run(module, name)
   graph = next(op for op in module.body.operations if op.attributes["sym_name"].value == name)
   launches, temporaries, outputs = extract_schedule(graph, inputs)
   graph.operation.erase()

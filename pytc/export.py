@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, compile_kernels, context
+from pytc.compilers import Compiler
 from pytc.compilers.gpu import gpu_compiler
 from pytc.device import Device
 from pytc.graph import LazyOp, is_view
@@ -23,7 +24,7 @@ from pytc.helpers import GlobalCounters, pytc_version
 from pytc.jit import TinyJit
 from pytc.pipelines import copy_module
 from pytc.realize import schedule
-from pytc.runtime.device import Binary
+from pytc.runtime.device import Binary, Compiled
 from pytc.runtime.exported import BufferSpec, Graph, encode
 from pytc.tensor import Tensor
 
@@ -46,15 +47,21 @@ def _computed(t: Tensor) -> LazyOp:
   return LazyOp("contiguous", node.dtype, node.shape, node.device, (node,)) if node.is_realized or is_view(node) else node
 
 
-def _binary(scheduled: object, target: str) -> tuple[str, Binary]:
-  """The device that runs `target`'s code and the schedule's kernels compiled for it."""
+def _compiler(target: str) -> tuple[str, Compiled | None, Compiler]:
+  """The device that runs `target`'s code, the device here compiling it (None for a GPU's, compiled without one) and its
+  compiler."""
   if target.lower() == "cpu" or target.lower().startswith("emu"):
     device = Device[target.upper()]
-    return device.name, compile_kernels(scheduled, device, "export").binary
+    return device.name, device, device.compiler
   try: compiler = gpu_compiler(target)
   except ValueError as e: raise ExportError(f"cannot export for {target!r}: {e} (or 'cpu', 'emu', 'emu:<chip>')") from None
-  with COMPILE_LOCK, context(): binary = compiler.compile(copy_module(scheduled.kernels), "export")[0]
-  return GPU_DEVICES[compiler.target.name], binary
+  return GPU_DEVICES[compiler.target.name], None, compiler
+
+
+def _binary(scheduled: object, device: Compiled | None, compiler: Compiler) -> Binary:
+  """The schedule's kernels compiled by `compiler` (through `device`'s executables when there is one)."""
+  if device is not None: return compile_kernels(scheduled, device, "export").binary
+  with COMPILE_LOCK, context(): return compiler.compile(copy_module(scheduled.kernels), "export")[0]
 
 
 def export(fn: Callable[..., object], *inputs: Tensor, target: str = "cpu") -> bytes:
@@ -68,10 +75,11 @@ def export(fn: Callable[..., object], *inputs: Tensor, target: str = "cpu") -> b
     raise ExportError("the exported function realized tensors while building its graph (.numpy(), .realize(), TinyJit): its result "
                       "must stay lazy, or those values would be baked into the file")
   nodes = [_computed(t) for t in returned]
-  scheduled, graph_inputs, pending = schedule(nodes)
+  device, compiling, compiler = _compiler(target)
+  scheduled, graph_inputs, pending = schedule(nodes, stage=compiler.schedule_stage)
   if len({n.device for n in nodes}) > 1 or any(launch.kernel is None for launch in scheduled.launches):
     raise ExportError("an exported function runs on one device: it may not copy between devices")
-  device, binary = _binary(scheduled, target)
+  binary = _binary(scheduled, compiling, compiler)
   position = {id(t.lazydata.arg): i for i, t in enumerate(args)}
   buffers, index = [], {}
   for i, node in enumerate(graph_inputs):

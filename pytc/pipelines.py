@@ -1,7 +1,7 @@
-"""Running pass pipelines: the named stages of a compile path, the scheduling stage every graph goes through, one
-function that runs any pipeline (with PYTC_DUMP's dumps and the verifier), and the errors they raise. The compile driver
-(compiler.py), the target compilers (compilers/), the kernel search and the command-line tools all run pipelines
-through here; a compiler's `stages()` is its target's table of them."""
+"""Running pass pipelines: the named stages of a compile path, one function that runs any pipeline (with PYTC_DUMP's
+dumps and the verifier), and the errors they raise. The compile driver (compiler.py), the target compilers (compilers/),
+the kernel search and the command-line tools all run pipelines through here; a compiler's `stages()` is its target's
+table of them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,9 +10,6 @@ from mlir import ir
 
 from pytc.helpers import dump_folder
 from pytc.passes import checking_every_pass, pass_manager
-
-SCHEDULE_PIPELINE = ("builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify, canonicalize, cse, pytc-fuse, canonicalize, cse, "
-                     "pytc-bufferize, pytc-split-kernels, pytc-merge-kernels, pytc-schedule, canonicalize, cse)")
 
 
 @dataclass(frozen=True)
@@ -30,9 +27,6 @@ class Stage:
   def run(self, module: ir.Module, dump_name: str = "") -> None:
     """Run the stage's pipeline on `module` (in place)."""
     run_pipeline(module, self.pipeline, self.folder(dump_name))
-
-
-SCHEDULE = Stage(1, "schedule", SCHEDULE_PIPELINE, "the launch list and the index-level kernels")
 
 
 class InvalidGraphError(ValueError):

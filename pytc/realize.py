@@ -14,6 +14,7 @@ from pytc.compiler import COMPILE_LOCK, DTYPE_OF_MLIR, Launch, Schedule, compile
 from pytc.device import Buffer, Device
 from pytc.graph import LazyOp, is_view, structure_of, to_mlir
 from pytc.helpers import DEBUG, GlobalCounters, LRUCache
+from pytc.pipelines import Stage
 from pytc.runtime.graph import CommandGraph, Step
 
 
@@ -26,9 +27,10 @@ class Kept:
   spare_temporaries: list = field(default_factory=list)
 
 
-# The schedules built, by graph structure: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule holds its kernel IR and, per
-# device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own programs.
-_schedules: LRUCache[int, Kept] = LRUCache(flags.SCHEDULE_CACHE)
+# The schedules built, by graph structure and schedule stage: the PYTC_SCHEDULE_CACHE (default 256) used last. A schedule
+# holds its kernel IR and, per device, its loaded library (tens of KB for a small graph); a TinyJit capture holds its own
+# programs.
+_schedules: LRUCache[tuple, Kept] = LRUCache(flags.SCHEDULE_CACHE)
 # A schedule keeps the temporaries of its last run for the next when they hold this many bytes at most: allocating and
 # freeing one costs about a microsecond, which small graphs notice; larger ones would hold memory between calls.
 SPARE_BYTES = 1 << 20
@@ -51,27 +53,31 @@ class Captures(threading.local):
 CAPTURES = Captures()
 
 
-def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
-  """The schedule computing the unrealized `outputs`, its input buffer nodes and the nodes it computes.
-  A graph with the structure of one scheduled before (same ops, shapes, dtypes and wiring, any buffers)
-  reuses that schedule without running the passes. `destinations` (by node id) that are input buffers ask for those
-  outputs to be computed into them (an assign's value into its target), which is part of the schedule's key."""
-  kept, inputs, pending = scheduled_and_kept(outputs, destinations)
+def schedule(outputs: list[LazyOp], destinations: dict[int, Buffer] | None = None,
+             stage: Stage | None = None) -> tuple[Schedule, tuple[LazyOp, ...], list[LazyOp]]:
+  """The schedule computing the unrealized `outputs`, its input buffer nodes and the nodes it computes, by `stage` (default:
+  the schedule stage of their device's compiler). A graph with the structure of one scheduled before by the same stage
+  (same ops, shapes, dtypes and wiring, any buffers) reuses that schedule without running the passes. `destinations` (by
+  node id) that are input buffers ask for those outputs to be computed into them (an assign's value into its target),
+  which is part of the schedule's key."""
+  kept, inputs, pending = scheduled_and_kept(outputs, destinations, stage)
   return kept.schedule, inputs, pending
 
 
-def scheduled_and_kept(outputs: list[LazyOp], destinations: dict[int, Buffer] | None) -> tuple[Kept, tuple[LazyOp, ...], list[LazyOp]]:
+def scheduled_and_kept(outputs: list[LazyOp], destinations: dict[int, Buffer] | None,
+                       stage: Stage | None = None) -> tuple[Kept, tuple[LazyOp, ...], list[LazyOp]]:
   """As schedule, the schedule with what realize keeps with it."""
   pending = list({id(n): n for n in outputs if not n.is_realized}.values())
   inputs, structure = structure_of(pending)
   into = into_inputs(pending, inputs, destinations) if destinations else ()
-  key = (structure, into) if into else structure
+  stage = stage or Device[pending[0].device if pending else Device.DEFAULT].compiler.schedule_stage
+  key = (structure, into, stage.pipeline)
   if (cached := _schedules.get(key)) is None:
     with COMPILE_LOCK:
       if (cached := _schedules.get(key)) is None:  # another thread may have built it meanwhile
         GlobalCounters.schedules_built += 1
         with context(), ir.Location.unknown():
-          cached = _schedules[key] = Kept(schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs), into))
+          cached = _schedules[key] = Kept(schedule_graph(to_mlir(pending, inputs, "graph"), "graph", len(inputs), stage, into))
         if DEBUG >= 3: print_steps(cached.schedule, pending[0].device)
   return cached, inputs, pending
 

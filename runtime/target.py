@@ -40,23 +40,20 @@ class Target:
   features: tuple[str, ...] = ()
   vector_lanes: int = 1  # 32-bit lanes of one vector register
   vector_registers: int = 0  # architectural vector registers (what register blocking may keep live)
-  tile_vectors: int = (
-    2  # vectors side by side in a register tile of a matmul-like kernel (rows x tile_vectors accumulators)
-  )
+  # vectors side by side in a register tile of a matmul-like kernel (rows x tile_vectors accumulators)
+  tile_vectors: int = 2
   l2_bytes: int = 0  # the L2 cache of one core (0: unknown)
   fma: bool = False  # fused multiply-add in one instruction
   # math ops the hardware computes itself (else pytc's polynomials)
   native_transcendentals: frozenset[str] = frozenset()
-  math_library: bool = (
-    True  # its code links a math library (libm, libdevice); else f64 math and pow are pytc's polynomials too
-  )
+  # its code links a math library (libm, libdevice); else f64 math and pow are pytc's polynomials too
+  math_library: bool = True
   local_memory: int = 0  # bytes of memory a workgroup shares (0: no workgroups)
   wave_size: int = 1  # threads that execute in lockstep
   max_workgroup_size: int = 1  # threads of one workgroup
   dtypes: frozenset[str] = ALL_DTYPES  # element types it computes with
-  buffer_alignment: int = (
-    64  # bytes every buffer's address is a multiple of: kernels may assume it (aligned vector stores)
-  )
+  # bytes every buffer's address is a multiple of: kernels may assume it (aligned vector stores)
+  buffer_alignment: int = 64
   cores: int = 1  # cores a CPU launch is split across (its outermost parallel range is cut into that many slices)
 
   def __str__(self) -> str:

@@ -34,7 +34,8 @@ GELU or a layernorm before a projection) is materialized when recomputing it for
 costs more than a write and a read (`reason = "split"`, `fuse = "split: recomputed N extra times in a reduction"`),
 unless storing it would take more elements than the buffers it reads (a convolution's windows). `block_columns` is the
 width of the target's register block, the outputs along a row that one block of vector code computes together (its
-lanes times its vectors side by side: default 32, 16 lanes x 2 vectors; from 1 to 1024).
+lanes times its vectors side by side: default 32, 16 lanes x 2 vectors; a GPU's matmul tile; from 1 to 1024). The
+compilers give it from their target (pytc/compilers/__init__.py, `scheduling`).
 
 Last, every kernel is bounded: one past `max_ops` op weight or reading more than `max_buffers` buffers (a long chain,
 a wide sum, a concatenation of many parts: LLVM's compile time grows faster than linearly with both) is cut into

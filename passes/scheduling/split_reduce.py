@@ -10,7 +10,8 @@ A source's last axis (or one followed only by axes of size 1), of size n, read i
 from steps by one element along it), is seen as (chunks, n / d, lanes) with d = chunks * lanes: partial (c, l) folds the
 elements c * n / chunks + k * lanes + l, so the first kernel reads each chunk in order, `lanes` partials side by side as
 one vector, and chunks run on separate cores (lanes = d, one chunk, where `lanes` does not divide d); `lanes` is the
-target's vector width in 32-bit lanes (default 16, AVX-512's; a power of two up to 64). Any other axis is seen as
+target's vector width in 32-bit lanes (default 16, AVX-512's; a power of two up to 64; the compilers give it from
+their target, a GPU's as a 64-byte request's floats). Any other axis is seen as
 (d, n / d), the d chunks first: the axes after it stay the innermost of the partials, so a column sum still reads whole
 rows in order, and a matmul's K (B read down its columns) becomes d matmuls over contiguous parts of K (interleaved as
 lanes, its partials were scalar loops striding through B: 1 GFLOP/s). d is the largest divisor of the

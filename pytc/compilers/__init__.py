@@ -1,13 +1,15 @@
 """Compilers: a schedule's kernel functions to a `Binary` for one target. A device names its compiler (`module:Class`,
 see runtime/device.py); each compiler is one module here, built from the device's `Target`.
 
-A compiler runs two pipelines after the schedule: `kernel_pipeline`, pytc's code-generation passes from index-level kernels
-to the target's loops (what pytc decides), then `lowering_pipeline`, which turns that into LLVM's dialect, before `emit`
-makes code of it. `stages()` names them (schedule, kernels, llvm, binary): the table `pytc compile --stage`, `pytc-opt
---stage` and PYTC_DUMP's folders read. The disk cache sits between the two pipelines: its key is the kernel IR after the
-first, the second and the target, so an unchanged kernel skips the lowering."""
+A compiler runs the scheduling passes with its target's facts (`scheduling`), then two pipelines: `kernel_pipeline`,
+pytc's code-generation passes from index-level kernels to the target's loops (what pytc decides), then
+`lowering_pipeline`, which turns that into LLVM's dialect, before `emit` makes code of it. `stages()` names them
+(schedule, kernels, llvm, binary): the table `pytc compile --stage`, `pytc-opt --stage` and PYTC_DUMP's folders read.
+The disk cache sits between the two pipelines: its key is the kernel IR after the first, the second and the target, so
+an unchanged kernel skips the lowering."""
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from mlir import ir
@@ -15,15 +17,44 @@ from mlir import ir
 from pytc import kernel_cache
 from pytc.helpers import pytc_version
 from pytc.passes.common.attributes import KERNEL
-from pytc.pipelines import SCHEDULE, Stage
+from pytc.pipelines import Stage
 from pytc.runtime.device import Binary, KernelInfo
 from pytc.runtime.target import Target
+
+SEGMENT_BYTES = 64  # bytes a GPU serves neighbouring threads' reads from in one request (AMD's 64; two of NVIDIA's 32-byte sectors)
+
+
+def is_gpu(target: Target) -> bool: return target.max_workgroup_size > 1
+
+
+def gpu_local_size(target: Target) -> int: return min(256, target.max_workgroup_size)
+
+
+def gpu_tile(target: Target) -> int:
+  """The side of the output tile a workgroup computes a matmul in through workgroup memory: the largest power of two
+  whose square its threads cover (16 for 256 threads)."""
+  return 1 << (gpu_local_size(target).bit_length() - 1) // 2
 
 
 def gpu_map(target: Target) -> str:
   """pytc-gpu-map as the compilers for `target` (a GPU's, or an emulated one's) run it: workgroups of up to 256 threads,
-  and math ops made arithmetic where the target's code links no math library."""
-  return f"pytc-gpu-map{{local_size={min(256, target.max_workgroup_size)}{'' if target.math_library else ' math_library=false'}}}"
+  matmul tiles of gpu_tile, a thread's vector as wide as the target's, and math ops made arithmetic where the target's
+  code links no math library."""
+  return (f"pytc-gpu-map{{local_size={gpu_local_size(target)} tile={gpu_tile(target)} vector_bytes={4 * target.vector_lanes}"
+          f"{'' if target.math_library else ' math_library=false'}}}")
+
+
+def scheduling(target: Target) -> Stage:
+  """The scheduling passes with `target`'s facts. A split row sum keeps `lanes` partials side by side: a CPU's vector
+  lanes, a GPU's SEGMENT_BYTES of floats (neighbouring threads' vector reads then fill one request). Fusion weighs a
+  recomputed value once per `block_columns` columns: a CPU's register block (its lanes x tile vectors, as pytc-vectorize
+  tiles), a GPU's matmul tile (gpu_tile)."""
+  lanes, block_columns = ((SEGMENT_BYTES // 4, gpu_tile(target)) if is_gpu(target)
+                          else (target.vector_lanes, target.vector_lanes * target.tile_vectors))
+  pipeline = (f"builtin.module(canonicalize, pytc-split-reduce{{lanes={lanes}}}, pytc-rangeify, canonicalize, cse, "
+              f"pytc-fuse{{block_columns={block_columns}}}, canonicalize, cse, pytc-bufferize, pytc-split-kernels, "
+              "pytc-merge-kernels, pytc-schedule, canonicalize, cse)")
+  return Stage(1, "schedule", pipeline, "the launch list and the index-level kernels")
 
 
 def signature(function: ir.Operation) -> tuple[str, int]:
@@ -44,9 +75,14 @@ class Compiler:
 
   def kernel_pipeline(self) -> str: raise NotImplementedError
 
+  @functools.cached_property
+  def schedule_stage(self) -> Stage:
+    """The first stage, which realize runs on every new graph for this compiler's devices."""
+    return scheduling(self.target)
+
   def stages(self) -> tuple[Stage, ...]:
     """The target's compile path by name, in order."""
-    return (SCHEDULE, Stage(2, "kernels", self.kernel_pipeline(), self.kernels_result),
+    return (self.schedule_stage, Stage(2, "kernels", self.kernel_pipeline(), self.kernels_result),
             Stage(3, "llvm", self.lowering_pipeline, "the kernels in LLVM's dialect"), Stage(4, "binary", "", self.binary_result))
 
   def stage(self, name: str) -> Stage:

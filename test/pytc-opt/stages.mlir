@@ -7,7 +7,7 @@
 
 // TABLE: stages of the cpu target
 // TABLE-NEXT: 1. schedule
-// TABLE-NEXT: builtin.module(canonicalize, pytc-split-reduce, pytc-rangeify,
+// TABLE-NEXT: builtin.module(canonicalize, pytc-split-reduce{lanes={{8|16}}}, pytc-rangeify, {{.*}}pytc-fuse{block_columns={{16|32|48}}},
 // TABLE-NEXT: 2. kernels
 // TABLE-NEXT: builtin.module(pytc-split-ranges, {{.*}}pytc-vectorize{lanes=
 // TABLE-NEXT: 3. llvm
@@ -16,7 +16,8 @@
 // TABLE-NEXT: (code emission
 
 // GPU-TABLE: stages of the amdgpu target (gfx942)
-// GPU-TABLE: builtin.module(pytc-gpu-map{local_size=256{{.*}}}, canonicalize)
+// GPU-TABLE: pytc-split-reduce{lanes=16}, {{.*}}pytc-fuse{block_columns=16},
+// GPU-TABLE: builtin.module(pytc-gpu-map{local_size=256 tile=16 vector_bytes=16{{.*}}}, canonicalize)
 // GPU-TABLE: builtin.module(gpu.module(
 // GPU-TABLE-SAME: convert-gpu-to-rocdl{{.*}}gfx942
 

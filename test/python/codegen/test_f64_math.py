@@ -34,8 +34,8 @@ def power(x: np.ndarray, y: np.ndarray, dtype=None) -> np.ndarray:
 def test_only_targets_without_a_math_library_get_the_arithmetic():
   assert all(t.math_library is (t.name != "amdgpu") for t in GPU_TARGETS.values()) and host_cpu().math_library
   assert not emulated("gfx942").math_library and not emulated("gfx1100").math_library and emulated("sm_90").math_library
-  assert gpu_map(GPU_TARGETS["gfx942"]) == "pytc-gpu-map{local_size=256 math_library=false}"
-  assert gpu_map(GPU_TARGETS["sm_90"]) == "pytc-gpu-map{local_size=256}"
+  assert gpu_map(GPU_TARGETS["gfx942"]) == "pytc-gpu-map{local_size=256 tile=16 vector_bytes=16 math_library=false}"
+  assert gpu_map(GPU_TARGETS["sm_90"]) == "pytc-gpu-map{local_size=256 tile=16 vector_bytes=16}"
   assert "math_library=false" in EMUCompiler(emulated("gfx942")).kernel_pipeline()
   assert "math_library" not in EMUCompiler(emulated("sm_90")).kernel_pipeline()
 

@@ -27,7 +27,7 @@ def schedules(): return graphs()
 def test_amd_code_objects(schedules, arch):
   compiler = gpu_compiler(f"amdgpu:{arch}")
   assert isinstance(compiler, AMDGPUCompiler)
-  assert compiler.kernel_pipeline() == "builtin.module(pytc-gpu-map{local_size=256 math_library=false}, canonicalize)"
+  assert compiler.kernel_pipeline() == "builtin.module(pytc-gpu-map{local_size=256 tile=16 vector_bytes=16 math_library=false}, canonicalize)"
   for name, scheduled in schedules.items():
     binary, _ = compile_for(compiler, scheduled)
     code_object = parse(binary.code)

@@ -28,9 +28,10 @@ def add_one_kernel(n: int) -> CPUKernel:
   if n not in _executables:
     x = LazyOp("buffer", dtypes.float32, (n,), "CPU")
     graph = LazyOp("add", dtypes.float32, (n,), "CPU", (x, LazyOp("const", dtypes.float32, (n,), "CPU", arg=1.0)))
+    device = CPUDevice()
     with context(), ir.Location.unknown():
-      scheduled = schedule_graph(to_mlir([graph], (x,), f"add_one_{n}"), f"add_one_{n}", 1)
-      _executables[n] = (compile_kernels(scheduled, CPUDevice()), scheduled.launches[0].kernel)
+      scheduled = schedule_graph(to_mlir([graph], (x,), f"add_one_{n}"), f"add_one_{n}", 1, device.compiler.schedule_stage)
+      _executables[n] = (compile_kernels(scheduled, device), scheduled.launches[0].kernel)
   executable, name = _executables[n]
   return executable.program.kernels[name]
 

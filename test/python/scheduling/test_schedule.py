@@ -4,11 +4,16 @@ never needs more kernels; it needs fewer where a row's reductions (max, sum, mea
 the kernel that consumes them, once per row (softmax, layernorm: 1; attention: 2, the softmax inside the
 second matmul)."""
 import functools
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from pytc import GlobalCounters, Tensor, realize
+from pytc.compilers import scheduling
+from pytc.helpers import LRUCache
+from pytc.realize import schedule
+from pytc.runtime.target import gpu_target, host_cpu
 
 
 def pool(x: Tensor, k: tuple[int, ...]) -> Tensor:
@@ -163,6 +168,41 @@ def test_an_elementwise_matmul_operand_is_computed_once_per_element_when_the_col
   out = Tensor(x).exp() @ Tensor(w)
   assert [launch.kernel for launch in out.schedule()] == kernels
   np.testing.assert_allclose(out.numpy(), np.exp(x) @ w, rtol=1e-4, atol=1e-3)
+
+
+TARGETS = {"avx2": dict(vector_lanes=8, vector_registers=16, tile_vectors=2), "avx512": dict(vector_lanes=16, vector_registers=32, tile_vectors=2),
+           "intel avx512": dict(vector_lanes=16, vector_registers=32, tile_vectors=3)}
+
+
+@pytest.mark.parametrize("target, lanes, block_columns", [("avx2", 8, 16), ("avx512", 16, 32), ("intel avx512", 16, 48), ("gfx942", 16, 16),
+                                                           ("sm_90", 16, 16), ("gfx1100", 16, 16)])
+def test_the_schedule_stage_takes_its_options_from_the_target(target, lanes, block_columns):
+  found = gpu_target(target) if target not in TARGETS else replace(host_cpu(), **TARGETS[target])
+  pipeline = scheduling(found).pipeline
+  assert f"pytc-split-reduce{{lanes={lanes}}}" in pipeline and f"pytc-fuse{{block_columns={block_columns}}}" in pipeline
+
+
+@pytest.mark.parametrize("target, kernels", [("avx2", ["E_16_128", "r_16_64_128"]), ("avx512", ["r_16_64_128"]),
+                                             ("intel avx512", ["r_16_64_128"]), ("gfx942", ["E_16_128", "r_16_64_128"])])
+def test_fusion_weighs_a_recomputation_by_the_targets_register_block(target, kernels):
+  """exp(x) @ w over 64 columns: recomputed once more per 16-column block (AVX2's register block, a GPU's tile), stored
+  first; within one 32- or 48-column block, computed where it is read."""
+  rng = np.random.default_rng(64)
+  x, w = rng.standard_normal((16, 128)).astype(np.float32), rng.standard_normal((128, 64)).astype(np.float32)
+  out = Tensor(x).exp() @ Tensor(w)
+  found = gpu_target(target) if target not in TARGETS else replace(host_cpu(), **TARGETS[target])
+  assert [launch.kernel for launch in schedule([out.lazydata], stage=scheduling(found))[0].launches] == kernels
+  np.testing.assert_allclose(out.numpy(), np.exp(x) @ w, rtol=1e-4, atol=1e-3)
+
+
+def test_a_graph_is_scheduled_once_per_schedule_stage(monkeypatch):
+  monkeypatch.setattr(realize, "_schedules", LRUCache(8))
+  out = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).sum(axis=1)
+  wide, narrow = (scheduling(replace(host_cpu(), **TARGETS[name])) for name in ("avx512", "avx2"))
+  built = GlobalCounters.schedules_built
+  first, again, other = (schedule([out.lazydata], stage=stage)[0] for stage in (wide, wide, narrow))
+  assert first is again and other is not first and GlobalCounters.schedules_built - built == 2
+  np.testing.assert_allclose(out.numpy(), np.arange(12).reshape(3, 4).sum(axis=1))
 
 
 def test_gelu_between_projections_matches_numpy():
