@@ -1,5 +1,5 @@
-"""Random tensors: uniform bits from a counter-based hash computed in the graph, and the distributions and initializers
-built on them (Tensor's class methods), plus randperm and multinomial."""
+"""Random tensors: uniform bits from tinygrad's counter-based Threefry stream, computed on the host, and the distributions
+and initializers built on them (Tensor's class methods), plus randperm and multinomial."""
 from __future__ import annotations
 
 import hashlib

@@ -44,8 +44,8 @@ DELIBERATE: dict[str, str] = {
 
 # Not made yet; checked like the rest as soon as pytc has them.
 PENDING: dict[str, str] = {
-  "threefry": "the threefry2x32 hash tinygrad's rand is built on (pytc's rand hashes with murmur3's finalizer)",
-  "random_bits": "tinygrad's threefry random stream for a (key, counter) pair: needs threefry",
+  "threefry": "the threefry2x32 hash as a Tensor method (pytc's rand computes the same stream on the host)",
+  "random_bits": "tinygrad's threefry random stream for a (key, counter) pair as a Tensor method: needs threefry",
   "keccak": "the keccak (SHA-3) hash as tensor ops",
   "hash": "tinygrad's content hash of a tensor: needs keccak",
   "qr": "QR decomposition by Householder reflections",
