@@ -269,6 +269,14 @@ def feeder(step: Callable, batches: list, convert: Callable) -> Callable:
   return lambda: step(*next(data))
 
 
+def pytc_tensor(a: np.ndarray):
+  """A batch as data, as torch's tensors from NumPy are: no gradient. (backward() gives one to every float tensor whose
+  requires_grad is not False; feeder's tensors serve every fourth step, and their gradients would add up step after
+  step, a graph that grows without end.)"""
+  from pytc import Tensor
+  return Tensor(a, requires_grad=False)
+
+
 def torch_tensor(a: np.ndarray):
   import torch
   return torch.from_numpy(a.astype(np.int64) if a.dtype == np.int32 else a)
@@ -296,12 +304,11 @@ def check(name: str, w: Workload, steps: int, tolerance: float) -> dict:
   and chaotically, so torch's float32 may return close to float64 at one step and leave it again at the next) of the float64
   loss: then no float32 implementation can be closer to torch's, and pytc is as close to the exact training. SystemExit
   otherwise."""
-  from pytc import Tensor
   weights, batches = w.params(), w.batches(steps)
   ours, start, first = w.pytc_step(weights, True), time.perf_counter(), None
   losses = []
   for x, y in batches:
-    losses.append(float(ours(Tensor(x), Tensor(y)).item()))
+    losses.append(float(ours(pytc_tensor(x), pytc_tensor(y)).item()))
     first = first or time.perf_counter() - start
   result = {"pytc_first_step_ms": first * 1e3, "pytc_losses": losses}
   if not torch_available(): return result
@@ -323,10 +330,11 @@ def check(name: str, w: Workload, steps: int, tolerance: float) -> dict:
 
 
 def run(name: str, w: Workload, rounds: int, check_steps: int, tolerance: float) -> dict:
-  from pytc import GlobalCounters, Tensor
+  from pytc import GlobalCounters
   result = check(name, w, check_steps, tolerance)
   weights, batches = w.params(), w.batches(4)
-  impls = {"pytc": feeder(w.pytc_step(weights, False), batches, Tensor), "pytc+TinyJit": feeder(w.pytc_step(weights, True), batches, Tensor)}
+  impls = {"pytc": feeder(w.pytc_step(weights, False), batches, pytc_tensor),
+           "pytc+TinyJit": feeder(w.pytc_step(weights, True), batches, pytc_tensor)}
   kernels = {}
   for impl, fn in impls.items():
     fn(), fn()  # a TinyJit captures on its second call
