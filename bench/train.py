@@ -108,7 +108,10 @@ def pytc_resnet18(weights: dict[str, np.ndarray], jit: bool) -> Callable:
   for name, _, cout, _, _ in resnet18_layout():
     norms[name] = norm = BatchNorm(cout)
     norm.weight, norm.bias = params[f"{name}.bn.weight"], params[f"{name}.bn.bias"]
-  optimizer = SGD(list(params.values()), lr=0.001, momentum=0.9)
+  # the running statistics too, as tinygrad's get_parameters(model) gives them: an optimizer realizes them with every step
+  # (torch updates its own in place); left out, each step's updates would chain onto the last, never computed
+  running = [t for norm in norms.values() for t in (norm.running_mean, norm.running_var, norm.num_batches_tracked)]
+  optimizer = SGD(list(params.values()) + running, lr=0.001, momentum=0.9)
   conv = lambda name, x, stride, padding: x.conv2d(params[f"{name}.weight"], stride=stride, padding=padding)
   fc = lambda x: x.linear(params["fc.weight"].T, params["fc.bias"])
   def step(x: Tensor, y: Tensor) -> Tensor:
