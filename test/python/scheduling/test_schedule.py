@@ -174,11 +174,15 @@ TARGETS = {"avx2": dict(vector_lanes=8, vector_registers=16, tile_vectors=2), "a
            "intel avx512": dict(vector_lanes=16, vector_registers=32, tile_vectors=3)}
 
 
+def target_named(name: str):
+  """A GPU target by its chip, or this host's CPU target as one of TARGETS' machine kinds would be."""
+  return replace(host_cpu(), **TARGETS[name]) if name in TARGETS else gpu_target(name)
+
+
 @pytest.mark.parametrize("target, lanes, block_columns", [("avx2", 8, 16), ("avx512", 16, 32), ("intel avx512", 16, 48), ("gfx942", 16, 16),
                                                            ("sm_90", 16, 16), ("gfx1100", 16, 16)])
 def test_the_schedule_stage_takes_its_options_from_the_target(target, lanes, block_columns):
-  found = gpu_target(target) if target not in TARGETS else replace(host_cpu(), **TARGETS[target])
-  pipeline = scheduling(found).pipeline
+  pipeline = scheduling(target_named(target)).pipeline
   assert f"pytc-split-reduce{{lanes={lanes}}}" in pipeline and f"pytc-fuse{{block_columns={block_columns}}}" in pipeline
 
 
@@ -190,15 +194,14 @@ def test_fusion_weighs_a_recomputation_by_the_targets_register_block(target, ker
   rng = np.random.default_rng(64)
   x, w = rng.standard_normal((16, 128)).astype(np.float32), rng.standard_normal((128, 64)).astype(np.float32)
   out = Tensor(x).exp() @ Tensor(w)
-  found = gpu_target(target) if target not in TARGETS else replace(host_cpu(), **TARGETS[target])
-  assert [launch.kernel for launch in schedule([out.lazydata], stage=scheduling(found))[0].launches] == kernels
+  assert [launch.kernel for launch in schedule([out.lazydata], stage=scheduling(target_named(target)))[0].launches] == kernels
   np.testing.assert_allclose(out.numpy(), np.exp(x) @ w, rtol=1e-4, atol=1e-3)
 
 
 def test_a_graph_is_scheduled_once_per_schedule_stage(monkeypatch):
   monkeypatch.setattr(realize, "_schedules", LRUCache(8))
   out = Tensor(np.arange(12, dtype=np.float32).reshape(3, 4)).sum(axis=1)
-  wide, narrow = (scheduling(replace(host_cpu(), **TARGETS[name])) for name in ("avx512", "avx2"))
+  wide, narrow = (scheduling(target_named(name)) for name in ("avx512", "avx2"))
   built = GlobalCounters.schedules_built
   first, again, other = (schedule([out.lazydata], stage=stage)[0] for stage in (wide, wide, narrow))
   assert first is again and other is not first and GlobalCounters.schedules_built - built == 2
